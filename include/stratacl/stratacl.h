@@ -1,0 +1,172 @@
+/* StrataCL public C API.
+ *
+ * Mirrors NCCL: an NCCL program ports by renaming the `nccl` prefix to `scl`.
+ * C99-compatible. Every function returns sclResult_t unless stated otherwise. */
+#ifndef STRATACL_STRATACL_H_
+#define STRATACL_STRATACL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
+#define SCL_MAJOR 0
+#define SCL_MINOR 1
+#define SCL_PATCH 0
+#define SCL_VERSION_CODE (SCL_MAJOR * 10000 + SCL_MINOR * 100 + SCL_PATCH)
+
+typedef struct sclComm* sclComm_t;
+typedef struct sclStream* sclStream_t;
+
+/* Opaque rendezvous token: produced by one process, shared out of band. */
+#define SCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[SCL_UNIQUE_ID_BYTES];
+} sclUniqueId;
+
+typedef enum {
+  sclSuccess = 0,
+  sclUnhandledSystemError = 1,
+  sclSystemError = 2,
+  sclInternalError = 3,
+  sclInvalidArgument = 4,
+  sclInvalidUsage = 5,
+  sclRemoteError = 6,
+  sclInProgress = 7,
+  sclTimeout = 8,
+  sclNumResults = 9
+} sclResult_t;
+
+typedef enum {
+  sclInt8 = 0,
+  sclChar = 0,
+  sclUint8 = 1,
+  sclInt32 = 2,
+  sclInt = 2,
+  sclUint32 = 3,
+  sclInt64 = 4,
+  sclUint64 = 5,
+  sclFloat16 = 6,
+  sclHalf = 6,
+  sclFloat32 = 7,
+  sclFloat = 7,
+  sclFloat64 = 8,
+  sclDouble = 8,
+  sclBfloat16 = 9,
+  sclFloat8e4m3 = 10,
+  sclFloat8e5m2 = 11,
+  sclNumTypes = 12
+} sclDataType_t;
+
+typedef enum { sclSum = 0, sclProd = 1, sclMax = 2, sclMin = 3, sclAvg = 4, sclNumOps = 5 } sclRedOp_t;
+
+/* Versioned configuration. Always initialise with SCL_CONFIG_INITIALIZER, then set fields.
+ * A field left at SCL_CONFIG_UNDEF_INT (or NULL) takes its value from the environment or the
+ * built-in default. */
+#define SCL_CONFIG_UNDEF_INT INT32_MIN
+#define SCL_CONFIG_MAGIC 0x5c1c0f19u
+#define SCL_CONFIG_VERSION 1u
+typedef struct {
+  size_t size;             /* sizeof(sclConfig_t) as compiled by the caller */
+  unsigned int magic;      /* SCL_CONFIG_MAGIC */
+  unsigned int version;    /* SCL_CONFIG_VERSION */
+  int timeoutMs;           /* deadline of every wait, in ms (STRATACL_TIMEOUT_MS) */
+  int threads;             /* worker threads per rank (STRATACL_THREADS) */
+  int copyEngines;         /* copy-engine threads per rank (STRATACL_COPY_ENGINES) */
+  int blocking;            /* 1: init blocks until done (only mode today) */
+  long long stagingBytes;  /* staging area for foreign buffers (STRATACL_STAGING_BYTES) */
+  const char* commName;    /* name shown in errors and scl-info */
+} sclConfig_t;
+
+#define SCL_CONFIG_INITIALIZER                                                                \
+  {                                                                                          \
+    sizeof(sclConfig_t), SCL_CONFIG_MAGIC, SCL_CONFIG_VERSION, SCL_CONFIG_UNDEF_INT,         \
+        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, -1LL, NULL         \
+  }
+
+/* Version, errors. */
+sclResult_t sclGetVersion(int* version);
+const char* sclGetErrorString(sclResult_t result);
+/* The last error message of `comm` (or of this thread when comm is NULL): it names the
+ * argument, rank or call at fault. Never NULL. */
+const char* sclGetLastError(sclComm_t comm);
+
+/* Communicators. */
+sclResult_t sclGetUniqueId(sclUniqueId* uniqueId);
+sclResult_t sclCommInitRank(sclComm_t* comm, int nranks, sclUniqueId commId, int rank);
+sclResult_t sclCommInitRankConfig(sclComm_t* comm, int nranks, sclUniqueId commId, int rank,
+                                  sclConfig_t* config);
+/* Reads the launcher's environment: stratarun, torchrun, Open MPI, MPICH/Hydra or Slurm. */
+sclResult_t sclCommInitFromEnv(sclComm_t* comm);
+/* Collective over `comm`. color < 0 (SCL_SPLIT_NOCOLOR) yields *newcomm = NULL. */
+#define SCL_SPLIT_NOCOLOR (-1)
+sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
+                         sclConfig_t* config);
+sclResult_t sclCommDestroy(sclComm_t comm);
+sclResult_t sclCommAbort(sclComm_t comm);
+sclResult_t sclCommGetAsyncError(sclComm_t comm, sclResult_t* asyncError);
+sclResult_t sclCommCount(const sclComm_t comm, int* count);
+sclResult_t sclCommUserRank(const sclComm_t comm, int* rank);
+
+/* Memory: the registration-on-allocation heap. Buffers from sclMemAlloc are reachable by every
+ * peer on the host with no copy and no registration. */
+sclResult_t sclMemAlloc(void** ptr, size_t size);
+sclResult_t sclMemFree(void* ptr);
+/* Registration of foreign memory (recorded; such buffers take the staged path today). */
+sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void** handle);
+sclResult_t sclCommDeregister(const sclComm_t comm, void* handle);
+
+/* Streams: in-order asynchronous queues. A NULL stream blocks the caller until done. */
+sclResult_t sclStreamCreate(sclStream_t* stream);
+sclResult_t sclStreamDestroy(sclStream_t stream);
+sclResult_t sclStreamSynchronize(sclStream_t stream);
+sclResult_t sclStreamQuery(sclStream_t stream); /* sclInProgress while work is pending */
+
+/* Collectives. In-place rules follow NCCL. */
+sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                         sclDataType_t datatype, sclRedOp_t op, sclComm_t comm,
+                         sclStream_t stream);
+sclResult_t sclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                         sclDataType_t datatype, int root, sclComm_t comm, sclStream_t stream);
+sclResult_t sclReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
+                      sclRedOp_t op, int root, sclComm_t comm, sclStream_t stream);
+sclResult_t sclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                         sclDataType_t datatype, sclComm_t comm, sclStream_t stream);
+sclResult_t sclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                             sclDataType_t datatype, sclRedOp_t op, sclComm_t comm,
+                             sclStream_t stream);
+sclResult_t sclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                        sclDataType_t datatype, sclComm_t comm, sclStream_t stream);
+sclResult_t sclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                         void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                         sclDataType_t datatype, sclComm_t comm, sclStream_t stream);
+sclResult_t sclGather(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
+                      int root, sclComm_t comm, sclStream_t stream);
+sclResult_t sclScatter(const void* sendbuff, void* recvbuff, size_t count,
+                       sclDataType_t datatype, int root, sclComm_t comm, sclStream_t stream);
+sclResult_t sclSend(const void* sendbuff, size_t count, sclDataType_t datatype, int peer,
+                    sclComm_t comm, sclStream_t stream);
+sclResult_t sclRecv(void* recvbuff, size_t count, sclDataType_t datatype, int peer,
+                    sclComm_t comm, sclStream_t stream);
+sclResult_t sclBarrier(sclComm_t comm, sclStream_t stream);
+
+/* Groups: sends and receives between Start and End are issued together at End, so exchange
+ * patterns written as send/recv lists cannot deadlock. */
+sclResult_t sclGroupStart(void);
+sclResult_t sclGroupEnd(void);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRATACL_STRATACL_H_ */

@@ -1,0 +1,201 @@
+// C entry points: version, errors and communicator life cycle.
+#include <memory>
+
+#include "api/handles.h"
+#include "bootstrap/launcher_env.h"
+#include "bootstrap/root.h"
+#include "bootstrap/socket.h"
+#include "core/communicator.h"
+
+using namespace stratacl;
+using stratacl::api::report;
+
+namespace {
+
+sclResult_t init(sclComm_t* out, const InitRequest& req) {
+  if (!out) return report(nullptr, Errorf(sclInvalidArgument, "comm: NULL output pointer"));
+  *out = nullptr;
+  if (req.nranks < 1)
+    return report(nullptr, Errorf(sclInvalidArgument, "nranks: %d must be >= 1", req.nranks));
+  if (req.rank < 0 || req.rank >= req.nranks) {
+    return report(nullptr, Errorf(sclInvalidArgument, "rank: %d is out of range [0, %d)", req.rank,
+                                  req.nranks));
+  }
+  Result<std::unique_ptr<Communicator>> c = Communicator::create(req);
+  if (!c.ok()) return report(nullptr, c.status());
+  Communicator* comm = c->release();
+  api::register_comm(comm);
+  *out = comm;
+  return sclSuccess;
+}
+
+Communicator* lookup(sclComm_t comm, Status* err) {
+  Communicator* c = api::find_comm(comm);
+  if (!c)
+    *err = Errorf(sclInvalidArgument, "comm: %p is NULL or not a live communicator", (void*)comm);
+  return c;
+}
+
+}  // namespace
+
+extern "C" {
+
+sclResult_t sclGetVersion(int* version) {
+  if (!version) return report(nullptr, Errorf(sclInvalidArgument, "version: NULL pointer"));
+  *version = SCL_VERSION_CODE;
+  return sclSuccess;
+}
+
+const char* sclGetErrorString(sclResult_t r) {
+  switch (r) {
+    case sclSuccess:
+      return "no error";
+    case sclUnhandledSystemError:
+      return "unhandled system error";
+    case sclSystemError:
+      return "system error";
+    case sclInternalError:
+      return "internal error";
+    case sclInvalidArgument:
+      return "invalid argument";
+    case sclInvalidUsage:
+      return "invalid usage";
+    case sclRemoteError:
+      return "remote process exited or there was a network error";
+    case sclInProgress:
+      return "operation in progress";
+    case sclTimeout:
+      return "timeout";
+    default:
+      return "unknown result code";
+  }
+}
+
+const char* sclGetLastError(sclComm_t comm) {
+  Communicator* c = api::find_comm(comm);
+  if (!c) return api::thread_error();
+  // The string lives in thread-local storage so the pointer stays valid after the call.
+  thread_local std::string text;
+  text = c->last_error();
+  return text.c_str();
+}
+
+sclResult_t sclGetUniqueId(sclUniqueId* uniqueId) {
+  if (!uniqueId) return report(nullptr, Errorf(sclInvalidArgument, "uniqueId: NULL pointer"));
+  Result<bootstrap::Secret> secret = bootstrap::random_secret();
+  if (!secret.ok()) return report(nullptr, secret.status());
+  bootstrap::IdData id;
+  id.secret = *secret;
+  id.root.sin_family = AF_INET;
+  id.root.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (const char* a = std::getenv("STRATACL_ROOT_ADDR"); a && *a) {
+    Result<sockaddr_in> addr = bootstrap::parse_host_port(a);
+    if (!addr.ok()) return report(nullptr, addr.status());
+    id.root = *addr;
+  }
+  Result<UniqueFd> listener = bootstrap::tcp_listen(&id.root);
+  if (!listener.ok()) return report(nullptr, listener.status());
+  // The root serves from this process; it stops once every rank has joined or the timeout passes.
+  bootstrap::start_root(std::move(*listener), id.secret, process_value(Var::kTimeoutMs));
+  *uniqueId = bootstrap::encode_id(id);
+  return sclSuccess;
+}
+
+sclResult_t sclCommInitRankConfig(sclComm_t* comm, int nranks, sclUniqueId commId, int rank,
+                                  sclConfig_t* config) {
+  Result<bootstrap::IdData> id = bootstrap::decode_id(commId);
+  if (!id.ok()) return report(nullptr, id.status());
+  InitRequest req;
+  req.nranks = nranks;
+  req.rank = rank;
+  req.id = *id;
+  req.config = config;
+  return init(comm, req);
+}
+
+sclResult_t sclCommInitRank(sclComm_t* comm, int nranks, sclUniqueId commId, int rank) {
+  return sclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+}
+
+sclResult_t sclCommInitFromEnv(sclComm_t* comm) {
+  Result<bootstrap::LaunchEnv> env = bootstrap::read_launch_env();
+  if (!env.ok()) return report(nullptr, env.status());
+  InitRequest req;
+  req.nranks = env->nranks;
+  req.rank = env->rank;
+  req.id = env->id;
+  req.serve_root = env->serve_root;
+  req.root_fd = env->root_fd;
+  return init(comm, req);
+}
+
+sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
+                         sclConfig_t* config) {
+  Status err;
+  Communicator* c = lookup(comm, &err);
+  if (!c) return report(nullptr, err);
+  if (!newcomm) return report(c, Errorf(sclInvalidArgument, "newcomm: NULL output pointer"));
+  *newcomm = nullptr;
+  if (color < 0 && color != SCL_SPLIT_NOCOLOR) {
+    return report(c,
+                  Errorf(sclInvalidArgument, "color: %d (use >= 0 or SCL_SPLIT_NOCOLOR)", color));
+  }
+  Result<std::unique_ptr<Communicator>> child = c->split(color, key, config);
+  if (!child.ok()) return report(c, child.status());
+  if (*child) {
+    Communicator* n = child->release();
+    api::register_comm(n);
+    *newcomm = n;
+  }
+  return sclSuccess;
+}
+
+sclResult_t sclCommDestroy(sclComm_t comm) {
+  Status err;
+  Communicator* c = lookup(comm, &err);
+  if (!c) return report(nullptr, err);
+  api::unregister_comm(c);
+  c->destroy();
+  delete c;
+  return sclSuccess;
+}
+
+sclResult_t sclCommAbort(sclComm_t comm) {
+  Status err;
+  Communicator* c = lookup(comm, &err);
+  if (!c) return report(nullptr, err);
+  api::unregister_comm(c);
+  c->abort();
+  c->destroy();
+  delete c;
+  return sclSuccess;
+}
+
+sclResult_t sclCommGetAsyncError(sclComm_t comm, sclResult_t* asyncError) {
+  Status err;
+  Communicator* c = lookup(comm, &err);
+  if (!c) return report(nullptr, err);
+  if (!asyncError) return report(c, Errorf(sclInvalidArgument, "asyncError: NULL pointer"));
+  *asyncError = c->async_error();
+  return sclSuccess;
+}
+
+sclResult_t sclCommCount(const sclComm_t comm, int* count) {
+  Status err;
+  Communicator* c = lookup(comm, &err);
+  if (!c) return report(nullptr, err);
+  if (!count) return report(c, Errorf(sclInvalidArgument, "count: NULL pointer"));
+  *count = c->nranks();
+  return sclSuccess;
+}
+
+sclResult_t sclCommUserRank(const sclComm_t comm, int* rank) {
+  Status err;
+  Communicator* c = lookup(comm, &err);
+  if (!c) return report(nullptr, err);
+  if (!rank) return report(c, Errorf(sclInvalidArgument, "rank: NULL pointer"));
+  *rank = c->rank();
+  return sclSuccess;
+}
+
+}  // extern "C"

@@ -1,0 +1,50 @@
+// C entry points: streams and groups.
+#include "api/handles.h"
+#include "api/submit.h"
+
+using namespace stratacl;
+using stratacl::api::report;
+
+extern "C" {
+
+sclResult_t sclStreamCreate(sclStream_t* stream) {
+  if (!stream) return report(nullptr, Errorf(sclInvalidArgument, "stream: NULL output pointer"));
+  auto* s = new Stream();
+  api::register_stream(s);
+  *stream = s;
+  return sclSuccess;
+}
+
+sclResult_t sclStreamDestroy(sclStream_t stream) {
+  Stream* s = api::find_stream(stream);
+  if (!s)
+    return report(nullptr,
+                  Errorf(sclInvalidArgument, "stream: %p is not a live stream", (void*)stream));
+  api::unregister_stream(s);
+  delete s;  // drains queued work first
+  return sclSuccess;
+}
+
+sclResult_t sclStreamSynchronize(sclStream_t stream) {
+  if (!stream) return sclSuccess;  // the NULL stream never has pending work
+  Stream* s = api::find_stream(stream);
+  if (!s)
+    return report(nullptr,
+                  Errorf(sclInvalidArgument, "stream: %p is not a live stream", (void*)stream));
+  return report(nullptr, s->synchronize());
+}
+
+sclResult_t sclStreamQuery(sclStream_t stream) {
+  if (!stream) return sclSuccess;
+  Stream* s = api::find_stream(stream);
+  if (!s)
+    return report(nullptr,
+                  Errorf(sclInvalidArgument, "stream: %p is not a live stream", (void*)stream));
+  if (!s->idle()) return sclInProgress;
+  return report(nullptr, s->first_error());
+}
+
+sclResult_t sclGroupStart(void) { return api::group_start(); }
+sclResult_t sclGroupEnd(void) { return api::group_end(); }
+
+}  // extern "C"

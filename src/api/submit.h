@@ -1,0 +1,29 @@
+// Where a validated call goes: run now (NULL stream), queue on a stream, or wait in the open
+// group until sclGroupEnd.
+#pragma once
+
+#include <vector>
+
+#include "coll/call.h"
+#include "coll/p2p.h"
+#include "core/communicator.h"
+
+namespace stratacl::api {
+
+// A call that owns its alltoallv arrays, so it can outlive the caller's stack.
+struct OwnedCall {
+  Call call;
+  std::vector<size_t> arrays[4];
+  OwnedCall() = default;
+  explicit OwnedCall(const Call& c, int nranks);
+  OwnedCall(const OwnedCall& o) : OwnedCall(o.call, int(o.arrays[0].size())) {}
+  OwnedCall& operator=(const OwnedCall&) = delete;
+};
+
+sclResult_t submit(Communicator* c, sclStream_t stream, const Call& call);
+sclResult_t submit(Communicator* c, sclStream_t stream, const P2POp& op);
+
+sclResult_t group_start();
+sclResult_t group_end();
+
+}  // namespace stratacl::api

@@ -1,0 +1,124 @@
+#include "bootstrap/launcher_env.h"
+
+#include <arpa/inet.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "bootstrap/socket.h"
+
+namespace stratacl::bootstrap {
+namespace {
+
+Result<int> parse_int(const char* name, const char* text) {
+  char* end;
+  errno = 0;
+  long v = std::strtol(text, &end, 10);
+  if (end == text || *end || errno || v < 0 || v > (1 << 24)) {
+    return Errorf(sclInvalidArgument, "%s=\"%s\" is not a valid count", name, text);
+  }
+  return int(v);
+}
+
+struct Flavor {
+  const char* launcher;
+  const char* rank_var;
+  const char* size_var;
+  const char* job_var;  // names the job, for a derived secret when none is given
+};
+
+// In order of precedence: our own launcher first.
+const Flavor kFlavors[] = {
+    {"stratarun", "STRATACL_RANK", "STRATACL_WORLD_SIZE", "STRATACL_JOB_SECRET"},
+    {"torchrun", "RANK", "WORLD_SIZE", "TORCHELASTIC_RUN_ID"},
+    {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_MCA_ess_base_jobid"},
+    {"mpich", "PMI_RANK", "PMI_SIZE", "PMI_KVSNAME"},
+    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_ID"},
+};
+
+// Without STRATACL_JOB_SECRET the secret is derived from what the job's ranks share. That
+// keeps strangers' stray connections out, but it is not a secret against local users who can
+// read our environment; stratarun always passes a random one. Documented in the README.
+Secret derive_secret(const std::string& material) {
+  Secret s{};
+  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
+  for (unsigned char c : material) {
+    h1 = (h1 ^ c) * 1099511628211ull;
+    h2 = (h2 ^ c) * 0x100000001b3ull + (h2 >> 29);
+  }
+  std::memcpy(s.data(), &h1, 8);
+  std::memcpy(s.data() + 8, &h2, 8);
+  return s;
+}
+
+}  // namespace
+
+Result<LaunchEnv> read_launch_env(const EnvLookup& lookup) {
+  auto env = [&](const char* name) -> const char* {
+    const char* v = lookup ? lookup(name) : std::getenv(name);
+    return (v && *v) ? v : nullptr;
+  };
+  LaunchEnv out;
+  const Flavor* f = nullptr;
+  for (const Flavor& cand : kFlavors) {
+    if (env(cand.rank_var) && env(cand.size_var)) {
+      f = &cand;
+      break;
+    }
+  }
+  if (!f) {
+    return Errorf(sclInvalidUsage,
+                  "sclCommInitFromEnv: no launcher environment found (looked for STRATACL_RANK, "
+                  "RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID with their sizes)");
+  }
+  out.launcher = f->launcher;
+  Result<int> rank = parse_int(f->rank_var, env(f->rank_var));
+  if (!rank.ok()) return rank.status();
+  Result<int> size = parse_int(f->size_var, env(f->size_var));
+  if (!size.ok()) return size.status();
+  out.rank = *rank, out.nranks = *size;
+  if (out.nranks < 1 || out.rank >= out.nranks) {
+    return Errorf(sclInvalidArgument, "%s=%d is out of range for %s=%d", f->rank_var, out.rank,
+                  f->size_var, out.nranks);
+  }
+
+  // Rendezvous address: ours, else torchrun's MASTER_ADDR with MASTER_PORT+1 (torchrun's own
+  // store already listens on MASTER_PORT).
+  std::string addr;
+  if (const char* a = env("STRATACL_ROOT_ADDR")) {
+    addr = a;
+  } else if (env("MASTER_ADDR") && env("MASTER_PORT")) {
+    Result<int> port = parse_int("MASTER_PORT", env("MASTER_PORT"));
+    if (!port.ok()) return port.status();
+    addr = std::string(env("MASTER_ADDR")) + ":" + std::to_string(*port + 1);
+  } else {
+    return Errorf(sclInvalidUsage,
+                  "sclCommInitFromEnv: %s gives no rendezvous address; set STRATACL_ROOT_ADDR "
+                  "(host:port reachable by all ranks) or MASTER_ADDR and MASTER_PORT",
+                  out.launcher.c_str());
+  }
+  Result<sockaddr_in> root = parse_host_port(addr);
+  if (!root.ok()) return root.status();
+  out.id.root = *root;
+
+  if (const char* hex = env("STRATACL_JOB_SECRET")) {
+    Result<Secret> s = parse_secret_hex(hex);
+    if (!s.ok()) return Errorf(sclInvalidArgument, "STRATACL_JOB_SECRET: %s", s.status().message().c_str());
+    out.id.secret = *s;
+  } else {
+    const char* job = env(f->job_var);
+    out.id.secret = derive_secret(std::string(f->launcher) + "|" + (job ? job : "") + "|" + addr +
+                                  "|" + std::to_string(out.nranks));
+  }
+  if (out.rank == 0) {
+    out.serve_root = true;
+    if (const char* fd = env("STRATACL_ROOT_FD")) {
+      Result<int> v = parse_int("STRATACL_ROOT_FD", fd);
+      if (!v.ok()) return v.status();
+      out.root_fd = *v;
+    }
+  }
+  return out;
+}
+
+}  // namespace stratacl::bootstrap

@@ -1,0 +1,143 @@
+#include "bootstrap/root.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/socket.h"
+#include "bootstrap/wire.h"
+#include "core/deadline.h"
+
+namespace stratacl::bootstrap {
+namespace {
+
+constexpr int64_t kHelloGraceMs = 5000;  // a connection must say hello within this long
+constexpr size_t kHelloPayload = 16 + kRankInfoBytes;
+
+struct Pending {
+  UniqueFd fd;
+  std::vector<uint8_t> buf;
+  int64_t since_ns;
+};
+
+class Rendezvous {
+ public:
+  Rendezvous(const Secret& secret, int64_t timeout_ms)
+      : secret_(secret), deadline_(Deadline::after_ms(timeout_ms)) {}
+
+  void run(int listener) {
+    while (nranks_ < 0 || int(joined_.size()) < nranks_) {
+      if (!failure_.empty()) return fail_all();
+      if (deadline_.expired()) {
+        failure_ = "rendezvous timed out: " + std::to_string(joined_.size()) + " of " +
+                   std::to_string(nranks_) + " ranks arrived" + missing_ranks();
+        return fail_all();
+      }
+      poll_once(listener);
+    }
+    std::vector<RankInfo> table;
+    for (auto& [rank, j] : joined_) table.push_back(j.info);
+    std::vector<uint8_t> msg = encode_table(table);
+    for (auto& [rank, j] : joined_) (void)send_all(j.fd.get(), msg.data(), msg.size(), deadline_);
+  }
+
+ private:
+  struct Joined {
+    UniqueFd fd;
+    RankInfo info;
+  };
+
+  std::string missing_ranks() const {
+    std::string s;
+    for (int r = 0; r < nranks_ && s.size() < 200; ++r) {
+      if (!joined_.count(r)) s += (s.empty() ? "; missing ranks " : ",") + std::to_string(r);
+    }
+    return s;
+  }
+
+  void poll_once(int listener) {
+    std::vector<pollfd> fds{{listener, POLLIN, 0}};
+    for (auto& p : pending_) fds.push_back({p.fd.get(), POLLIN, 0});
+    int wait_ms = deadline_.remaining_ms() < 100 ? deadline_.remaining_ms() : 100;
+    if (poll(fds.data(), fds.size(), wait_ms) < 0) return;
+    if (fds[0].revents & POLLIN) {
+      int c = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (c >= 0) pending_.push_back({UniqueFd(c), {}, now_ns()});
+    }
+    const int64_t now = now_ns();
+    std::vector<Pending> keep;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Pending& p = pending_[i];
+      bool alive = (i + 1 < fds.size() && fds[i + 1].revents) ? read_some(p) : true;
+      if (alive && now - p.since_ns < kHelloGraceMs * 1000000) keep.push_back(std::move(p));
+    }
+    pending_ = std::move(keep);
+  }
+
+  // Returns false when the connection is finished (joined or dropped).
+  bool read_some(Pending& p) {
+    const size_t want = kHeaderBytes + kHelloPayload;
+    uint8_t tmp[256];
+    ssize_t r = recv(p.fd.get(), tmp, std::min(sizeof tmp, want - p.buf.size()), 0);
+    if (r <= 0) return false;
+    p.buf.insert(p.buf.end(), tmp, tmp + r);
+    if (p.buf.size() >= kHeaderBytes) {
+      Result<Header> h = decode_header(std::span(p.buf.data(), kHeaderBytes));
+      if (!h.ok() || h->type != MsgType::kHello || h->length != kHelloPayload) return false;
+    }
+    if (p.buf.size() < want) return true;
+    Result<Hello> hello = decode_hello(std::span(p.buf).subspan(kHeaderBytes));
+    // No secret, no reply: a stranger learns nothing, not even that this is StrataCL.
+    if (!hello.ok() || !secret_equal(hello->secret, secret_)) return false;
+    admit(std::move(p.fd), hello->info);
+    return false;
+  }
+
+  void admit(UniqueFd fd, const RankInfo& info) {
+    if (nranks_ < 0) nranks_ = info.nranks;
+    if (info.nranks != nranks_) {
+      failure_ = "rank " + std::to_string(info.rank) + " was started with nranks=" +
+                 std::to_string(info.nranks) + " but others with nranks=" + std::to_string(nranks_);
+    } else if (joined_.count(info.rank)) {
+      failure_ = "rank " + std::to_string(info.rank) + " joined twice (pids " +
+                 std::to_string(joined_[info.rank].info.pid) + " and " +
+                 std::to_string(info.pid) + ")";
+    }
+    if (!failure_.empty()) {
+      std::vector<uint8_t> msg = encode_error(failure_);
+      (void)send_all(fd.get(), msg.data(), msg.size(), deadline_);
+      return;
+    }
+    joined_[info.rank] = Joined{std::move(fd), info};
+  }
+
+  void fail_all() {
+    std::vector<uint8_t> msg = encode_error(failure_);
+    for (auto& [rank, j] : joined_) (void)send_all(j.fd.get(), msg.data(), msg.size(), deadline_);
+  }
+
+  Secret secret_;
+  Deadline deadline_;
+  int nranks_ = -1;
+  std::vector<Pending> pending_;
+  std::map<int, Joined> joined_;
+  std::string failure_;
+};
+
+}  // namespace
+
+void serve_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms) {
+  Rendezvous(secret, timeout_ms).run(listener.get());
+}
+
+void start_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms) {
+  std::thread([fd = std::move(listener), secret, timeout_ms]() mutable {
+    serve_root(std::move(fd), secret, timeout_ms);
+  }).detach();
+}
+
+}  // namespace stratacl::bootstrap

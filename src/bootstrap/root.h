@@ -1,0 +1,20 @@
+// The rendezvous root: collects one hello from every rank and answers each with the table of
+// all of them. It runs on its own thread, drops connections that lack the job secret or stall,
+// and closes its listening socket when done, so no port stays open after init.
+#pragma once
+
+#include <cstdint>
+
+#include "bootstrap/unique_id.h"
+#include "core/unique_fd.h"
+
+namespace stratacl::bootstrap {
+
+// Starts serving one rendezvous on `listener` (already listening) in a detached thread that
+// ends when the table is sent, the rendezvous fails, or `timeout_ms` passes.
+void start_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms);
+
+// Serves synchronously (what the thread runs). Exposed for tests.
+void serve_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms);
+
+}  // namespace stratacl::bootstrap

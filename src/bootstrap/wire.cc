@@ -1,0 +1,157 @@
+#include "bootstrap/wire.h"
+
+#include <cstring>
+
+namespace stratacl::bootstrap {
+namespace {
+constexpr uint32_t kWireMagic = 0x53434c42;  // "SCLB"
+constexpr uint16_t kWireVersion = 1;
+
+class Writer {
+ public:
+  template <typename T>
+  void put(T v) {
+    uint8_t b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));  // the wire is little-endian, as is every supported host
+    out_.insert(out_.end(), b, b + sizeof(T));
+  }
+  void put_bytes(const void* p, size_t n) {
+    auto* b = static_cast<const uint8_t*>(p);
+    out_.insert(out_.end(), b, b + n);
+  }
+  std::vector<uint8_t> finish(MsgType type) {
+    std::vector<uint8_t> msg;
+    Writer h;
+    h.put(kWireMagic);
+    h.put(kWireVersion);
+    h.put(uint16_t(type));
+    h.put(uint32_t(out_.size()));
+    msg = std::move(h.out_);
+    msg.insert(msg.end(), out_.begin(), out_.end());
+    return msg;
+  }
+
+ private:
+  std::vector<uint8_t> out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::span<const uint8_t> b) : b_(b) {}
+  template <typename T>
+  bool get(T* v) {
+    if (b_.size() - pos_ < sizeof(T)) return false;
+    std::memcpy(v, b_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  bool get_bytes(void* p, size_t n) {
+    if (b_.size() - pos_ < n) return false;
+    std::memcpy(p, b_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  size_t left() const { return b_.size() - pos_; }
+
+ private:
+  std::span<const uint8_t> b_;
+  size_t pos_ = 0;
+};
+
+void put_info(Writer& w, const RankInfo& r) {
+  w.put(r.rank), w.put(r.nranks), w.put(r.pid), w.put(r.uid);
+  w.put(r.host_hash), w.put(r.heap_nonce), w.put(r.heap_bytes), w.put(r.cb_offset);
+  w.put(r.staging_bytes), w.put(r.staging_offset);
+}
+
+bool get_info(Reader& rd, RankInfo* r) {
+  return rd.get(&r->rank) && rd.get(&r->nranks) && rd.get(&r->pid) && rd.get(&r->uid) &&
+         rd.get(&r->host_hash) && rd.get(&r->heap_nonce) && rd.get(&r->heap_bytes) &&
+         rd.get(&r->cb_offset) && rd.get(&r->staging_bytes) && rd.get(&r->staging_offset);
+}
+
+Status check_info(const RankInfo& r) {
+  if (r.nranks < 1 || uint32_t(r.nranks) > kMaxRanks || r.rank < 0 || r.rank >= r.nranks) {
+    return Errorf(sclInvalidUsage, "bootstrap: rank %d of %d is out of range", r.rank, r.nranks);
+  }
+  if (r.pid <= 0) return Errorf(sclRemoteError, "bootstrap: rank %d sent pid %d", r.rank, r.pid);
+  return Status::Ok();
+}
+}  // namespace
+
+std::vector<uint8_t> encode_hello(const Secret& secret, const RankInfo& me) {
+  Writer w;
+  w.put_bytes(secret.data(), secret.size());
+  put_info(w, me);
+  return w.finish(MsgType::kHello);
+}
+
+std::vector<uint8_t> encode_table(const std::vector<RankInfo>& all) {
+  Writer w;
+  w.put(uint32_t(all.size()));
+  for (const RankInfo& r : all) put_info(w, r);
+  return w.finish(MsgType::kTable);
+}
+
+std::vector<uint8_t> encode_error(const std::string& message) {
+  Writer w;
+  w.put_bytes(message.data(), message.size() > 1024 ? 1024 : message.size());
+  return w.finish(MsgType::kError);
+}
+
+Result<Header> decode_header(std::span<const uint8_t> bytes) {
+  Reader rd(bytes);
+  uint32_t magic, length;
+  uint16_t version, type;
+  if (!rd.get(&magic) || !rd.get(&version) || !rd.get(&type) || !rd.get(&length)) {
+    return Errorf(sclRemoteError, "bootstrap: short header");
+  }
+  if (magic != kWireMagic) return Errorf(sclRemoteError, "bootstrap: bad magic 0x%08x", magic);
+  if (version != kWireVersion) {
+    return Errorf(sclRemoteError, "bootstrap: peer speaks version %u, we speak %u", version,
+                  kWireVersion);
+  }
+  if (type < uint16_t(MsgType::kHello) || type > uint16_t(MsgType::kError)) {
+    return Errorf(sclRemoteError, "bootstrap: unknown message type %u", type);
+  }
+  if (length > kMaxPayload) return Errorf(sclRemoteError, "bootstrap: message of %u bytes", length);
+  return Header{MsgType(type), length};
+}
+
+Result<Hello> decode_hello(std::span<const uint8_t> payload) {
+  Reader rd(payload);
+  Hello h;
+  if (!rd.get_bytes(h.secret.data(), h.secret.size()) || !get_info(rd, &h.info) || rd.left()) {
+    return Errorf(sclRemoteError, "bootstrap: malformed hello (%zu bytes)", payload.size());
+  }
+  SCL_TRY(check_info(h.info));
+  return h;
+}
+
+Result<std::vector<RankInfo>> decode_table(std::span<const uint8_t> payload, int expect_ranks) {
+  Reader rd(payload);
+  uint32_t n;
+  if (!rd.get(&n) || n != uint32_t(expect_ranks) || rd.left() != size_t(n) * kRankInfoBytes) {
+    return Errorf(sclRemoteError, "bootstrap: malformed table for %d ranks", expect_ranks);
+  }
+  std::vector<RankInfo> all(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!get_info(rd, &all[i])) return Errorf(sclRemoteError, "bootstrap: truncated table");
+    SCL_TRY(check_info(all[i]));
+    if (all[i].rank != int(i) || all[i].nranks != expect_ranks) {
+      return Errorf(sclRemoteError, "bootstrap: table entry %u names rank %d of %d", i,
+                    all[i].rank, all[i].nranks);
+    }
+  }
+  return all;
+}
+
+std::string decode_error(std::span<const uint8_t> payload) {
+  std::string s(payload.begin(), payload.end());
+  for (char& c : s) {
+    if (c < 32 || c > 126) c = '?';  // a hostile peer must not write control codes to our logs
+  }
+  return s;
+}
+
+}  // namespace stratacl::bootstrap

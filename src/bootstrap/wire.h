@@ -1,0 +1,57 @@
+// Bootstrap messages. Every message is a 12-byte header {magic, version, type, payload length}
+// followed by a payload of fixed-size little-endian fields. Decoders check every length before
+// reading and never trust a count from the wire: they are the fuzzing surface.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bootstrap/unique_id.h"
+#include "core/status.h"
+
+namespace stratacl::bootstrap {
+
+// What every rank tells the others at init.
+struct RankInfo {
+  int32_t rank = 0;
+  int32_t nranks = 0;
+  int32_t pid = 0;
+  uint32_t uid = 0;
+  uint64_t host_hash = 0;      // ranks with equal hashes share memory
+  uint64_t heap_nonce = 0;     // identity of the rank's heap
+  uint64_t heap_bytes = 0;     // capacity of the rank's heap
+  uint64_t cb_offset = 0;      // the communicator's control block in that heap
+  uint64_t staging_bytes = 0;  // the rank's staging area size
+  uint64_t staging_offset = 0;
+};
+
+enum class MsgType : uint16_t { kHello = 1, kTable = 2, kError = 3 };
+
+constexpr size_t kHeaderBytes = 12;
+constexpr size_t kRankInfoBytes = 4 * 4 + 6 * 8;
+constexpr uint32_t kMaxRanks = 1 << 16;
+constexpr uint32_t kMaxPayload = kMaxRanks * kRankInfoBytes + 16;
+
+struct Header {
+  MsgType type;
+  uint32_t length;
+};
+
+std::vector<uint8_t> encode_hello(const Secret& secret, const RankInfo& me);
+std::vector<uint8_t> encode_table(const std::vector<RankInfo>& all);
+std::vector<uint8_t> encode_error(const std::string& message);
+
+// Parses a header; rejects bad magic, version, type or a length above kMaxPayload.
+Result<Header> decode_header(std::span<const uint8_t> bytes);
+struct Hello {
+  Secret secret;
+  RankInfo info;
+};
+Result<Hello> decode_hello(std::span<const uint8_t> payload);
+// A table must hold exactly `expect_ranks` entries, each with its own rank in order.
+Result<std::vector<RankInfo>> decode_table(std::span<const uint8_t> payload, int expect_ranks);
+std::string decode_error(std::span<const uint8_t> payload);
+
+}  // namespace stratacl::bootstrap

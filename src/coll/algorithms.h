@@ -1,0 +1,26 @@
+// The intra-host algorithms, one per file. Each runs a whole call (all its rounds) over the
+// context. All of them pull: a rank reads its peers' buffers and writes only its own.
+#pragma once
+
+#include "coll/call.h"
+#include "coll/context.h"
+
+namespace stratacl {
+
+Status allreduce(CollContext& c, const Call& call);  // picks one-shot or two-shot
+Status allreduce_oneshot(CollContext& c, const Call& call);
+Status allreduce_twoshot(CollContext& c, const Call& call);
+Status broadcast(CollContext& c, const Call& call);
+Status reduce_to_root(CollContext& c, const Call& call);
+Status allgather(CollContext& c, const Call& call);
+Status reduce_scatter(CollContext& c, const Call& call);
+Status alltoall(CollContext& c, const Call& call);
+Status alltoallv(CollContext& c, const Call& call);
+Status gather(CollContext& c, const Call& call);
+Status scatter(CollContext& c, const Call& call);
+Status barrier(CollContext& c);
+
+// Dispatches on call.coll.
+Status run_collective(CollContext& c, const Call& call);
+
+}  // namespace stratacl

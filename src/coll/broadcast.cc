@@ -1,0 +1,29 @@
+// Broadcast: every rank reads the root's buffer directly (single copy).
+#include "coll/algorithms.h"
+#include "coll/round.h"
+#include "exec/copy.h"
+
+namespace stratacl {
+
+Status broadcast(CollContext& c, const Call& call) {
+  const size_t es = elem_size(call.dtype);
+  const bool root = c.rank == call.root;
+  return for_each_round(c, call, 1, [&](Range r) -> Status {
+    const size_t bytes = r.size() * es;
+    CallDesc d = make_desc(c, call);
+    if (root) publish_input(c, call.send + r.begin * es, 0, 1, bytes, 0, &d);
+    return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
+      char* out = call.recv + r.begin * es;
+      if (root) {
+        copy_bytes(out, call.send + r.begin * es, bytes);
+        return Status::Ok();
+      }
+      Result<const char*> src = c.peer_block(call.root, descs[size_t(call.root)], 0, bytes);
+      if (!src.ok()) return src.status();
+      copy_bytes(out, *src, bytes);
+      return Status::Ok();
+    });
+  });
+}
+
+}  // namespace stratacl

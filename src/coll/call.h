@@ -1,0 +1,42 @@
+// A collective call as the algorithms see it: what to do, and the caller's buffers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "stratacl/stratacl.h"
+
+namespace stratacl {
+
+enum class Coll : uint32_t {
+  kAllReduce = 1,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAlltoAll,
+  kAlltoAllv,
+  kGather,
+  kScatter,
+  kBarrier,
+  kSplit,
+  kCount
+};
+const char* coll_name(Coll c);
+
+struct Call {
+  Coll coll = Coll::kBarrier;
+  sclDataType_t dtype = sclUint8;
+  sclRedOp_t op = sclSum;
+  int root = 0;
+  size_t count = 0;  // per the NCCL argument of the same name
+  const char* send = nullptr;
+  char* recv = nullptr;
+  // AlltoAllv only.
+  const size_t* sendcounts = nullptr;
+  const size_t* sdispls = nullptr;
+  const size_t* recvcounts = nullptr;
+  const size_t* rdispls = nullptr;
+};
+
+}  // namespace stratacl

@@ -1,0 +1,33 @@
+// Gather: the root copies each rank's input straight into block p of its output.
+#include "coll/algorithms.h"
+#include "coll/round.h"
+#include "exec/copy.h"
+
+namespace stratacl {
+
+Status gather(CollContext& c, const Call& call) {
+  const size_t es = elem_size(call.dtype);
+  const bool root = c.rank == call.root;
+  return for_each_round(c, call, 1, [&](Range r) -> Status {
+    const size_t bytes = r.size() * es;
+    const char* my_in = call.send + r.begin * es;
+    CallDesc d = make_desc(c, call);
+    if (!root) publish_input(c, my_in, 0, 1, bytes, 0, &d);
+    return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
+      if (!root) return Status::Ok();
+      for (int p = 0; p < c.nranks; ++p) {
+        char* out = call.recv + (size_t(p) * call.count + r.begin) * es;
+        if (p == c.rank) {
+          copy_bytes(out, my_in, bytes);
+          continue;
+        }
+        Result<const char*> src = c.peer_block(p, descs[size_t(p)], 0, bytes);
+        if (!src.ok()) return src.status();
+        copy_bytes(out, *src, bytes);
+      }
+      return Status::Ok();
+    });
+  });
+}
+
+}  // namespace stratacl

@@ -1,0 +1,35 @@
+// Helpers shared by the algorithms: cutting a call into rounds that fit the staging area, and
+// making this rank's input readable by peers (in place when it is heap memory, else staged).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "coll/call.h"
+#include "coll/context.h"
+#include "coll/step.h"
+#include "exec/partition.h"
+
+namespace stratacl {
+
+size_t elem_size(sclDataType_t t);
+
+// The descriptor of a call with its signature filled in.
+CallDesc make_desc(const CollContext& c, const Call& call);
+
+// Runs fn(range) for each round. A call is cut so that `staged_blocks` blocks of one round fit
+// the staging area; every rank computes the same rounds. Count 0 still runs one (empty) round,
+// so that a rank passing 0 against others passing more gets a mismatch error, not a hang.
+Status for_each_round(const CollContext& c, const Call& call, int staged_blocks,
+                      const std::function<Status(Range)>& fn);
+
+// Publishes `nblocks` blocks of `block_bytes` (block b at src + b * src_stride) for peers to
+// read. Heap memory is published where it is (zero copy); foreign memory is copied into the
+// staging area at `staging_offset`. Writes send_ref and send_stride into `d`.
+void publish_input(const CollContext& c, const char* src, size_t src_stride, int nblocks,
+                   size_t block_bytes, size_t staging_offset, CallDesc* d);
+
+// True when [p, p+bytes) is in our heap (peers can address it).
+bool in_heap(const CollContext& c, const void* p, size_t bytes);
+
+}  // namespace stratacl

@@ -1,0 +1,30 @@
+// Scatter: rank r copies block r of the root's input straight into its output.
+#include "coll/algorithms.h"
+#include "coll/round.h"
+#include "exec/copy.h"
+
+namespace stratacl {
+
+Status scatter(CollContext& c, const Call& call) {
+  const size_t es = elem_size(call.dtype);
+  const size_t block_stride = call.count * es;
+  const bool root = c.rank == call.root;
+  return for_each_round(c, call, c.nranks, [&](Range r) -> Status {
+    const size_t bytes = r.size() * es;
+    CallDesc d = make_desc(c, call);
+    if (root) publish_input(c, call.send + r.begin * es, block_stride, c.nranks, bytes, 0, &d);
+    return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
+      char* out = call.recv + r.begin * es;
+      if (root) {
+        copy_bytes(out, call.send + size_t(c.rank) * block_stride + r.begin * es, bytes);
+        return Status::Ok();
+      }
+      Result<const char*> src = c.peer_block(call.root, descs[size_t(call.root)], size_t(c.rank), bytes);
+      if (!src.ok()) return src.status();
+      copy_bytes(out, *src, bytes);
+      return Status::Ok();
+    });
+  });
+}
+
+}  // namespace stratacl

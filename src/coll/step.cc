@@ -1,0 +1,86 @@
+#include "coll/step.h"
+
+#include <string>
+
+#include "coll/call.h"
+
+namespace stratacl {
+namespace {
+
+std::string sig_text(const CallSig& s) {
+  return std::string(s.coll < uint32_t(Coll::kCount) ? coll_name(Coll(s.coll)) : "?") +
+         "(count=" + std::to_string(s.count) + ", dtype=" + std::to_string(s.dtype) +
+         ", op=" + std::to_string(s.op) + ", root=" + std::to_string(s.root) + ")";
+}
+
+// On a timeout, say which ranks are late and how far each got.
+Status explain_timeout(const CollContext& c, const Status& s, Flag ControlBlock::*line) {
+  std::string late;
+  for (int p = 0; p < c.nranks; ++p) {
+    const ControlBlock* cb = c.peers[size_t(p)].cb;
+    uint32_t at = (cb->*line).value.load(std::memory_order_acquire);
+    if (!seq_reached(at, c.seq)) {
+      late += (late.empty() ? "" : "; ") + std::string("rank ") + std::to_string(p) + " at step " +
+              std::to_string(cb->arrive.value.load()) + " (" + sig_text(cb->desc.sig) + ")";
+    }
+  }
+  return Status(s.code(), s.message() + ". Late: " + late);
+}
+
+Status wait_all(CollContext& c, Flag ControlBlock::*line, const char* phase) {
+  const Deadline deadline = c.deadline();
+  for (int p = 0; p < c.nranks; ++p) {
+    if (p == c.rank) continue;
+    Status s = c.waiter->wait(c.peers[size_t(p)].cb->*line, c.seq, p, deadline,
+                              [&] { return c.where() + " " + phase; });
+    if (s.code() == sclTimeout) return explain_timeout(c, s, line);
+    SCL_TRY(s);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void step_publish(CollContext& c, const CallDesc& mine) {
+  ++c.seq;
+  c.me()->desc = mine;
+  signal_flag(c.me()->arrive, c.seq);  // seq_cst store: orders the descriptor before it
+}
+
+Status step_gather(CollContext& c, std::vector<CallDesc>* descs, Status* usage) {
+  SCL_TRY(wait_all(c, &ControlBlock::arrive, "waiting for arrival"));
+  descs->resize(size_t(c.nranks));
+  const CallSig& mine = c.me()->desc.sig;
+  for (int p = 0; p < c.nranks; ++p) {
+    (*descs)[size_t(p)] = c.peers[size_t(p)].cb->desc;
+    const CallSig& theirs = (*descs)[size_t(p)].sig;
+    if (usage->ok() && !(theirs == mine)) {
+      *usage = Errorf(sclInvalidUsage, "%s: mismatched call: rank %d called %s, rank %d called %s",
+                      c.where().c_str(), c.rank, sig_text(mine).c_str(), p, sig_text(theirs).c_str());
+    }
+  }
+  return Status::Ok();
+}
+
+Status step_phase(CollContext& c) {
+  signal_flag(c.me()->phase, c.seq);
+  return wait_all(c, &ControlBlock::phase, "waiting for the first phase");
+}
+
+Status step_finish(CollContext& c, const Status& local) {
+  ControlBlock* me = c.me();
+  me->done.status.store(local.code(), std::memory_order_relaxed);
+  signal_flag(me->done, c.seq);
+  SCL_TRY(wait_all(c, &ControlBlock::done, "waiting for peers to finish"));
+  if (!local.ok()) return local;
+  for (int p = 0; p < c.nranks; ++p) {
+    int32_t code = c.peers[size_t(p)].cb->done.status.load(std::memory_order_acquire);
+    if (code != sclSuccess) {
+      return Errorf(sclResult_t(code), "%s: rank %d reported %s", c.where().c_str(), p,
+                    sclGetErrorString(sclResult_t(code)));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace stratacl

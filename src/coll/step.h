@@ -1,0 +1,51 @@
+// The step protocol every collective runs (DESIGN §4 invariants):
+//  1. Publish before waiting: the descriptor is written, then the sequence number (release).
+//  2. Everyone checks everything: each rank compares every peer's signature with its own.
+//  3. No overwrite before acknowledgement: every step, including one that failed a check, ends
+//     with the done-count, so the next descriptor cannot race with a reader of this one.
+//  4. Failure revokes: only a timeout, an abort or a dead peer skips the done-count, and the
+//     caller then revokes the communicator.
+//  5. Every wait has the deadline, abort and peer-death exits (see Waiter).
+#pragma once
+
+#include <vector>
+
+#include "coll/context.h"
+
+namespace stratacl {
+
+// Starts step c.seq+1 and publishes `mine` (invariant 1).
+void step_publish(CollContext& c, const CallDesc& mine);
+
+// Waits until every peer published this step; copies their descriptors into `descs` (a private
+// snapshot: later reads cannot change under us) and compares signatures (invariant 2). A
+// mismatch is returned in *usage and the step must still be finished; a returned error is fatal.
+Status step_gather(CollContext& c, std::vector<CallDesc>* descs, Status* usage);
+
+// Barrier between two phases of one step (e.g. reduce-scatter then allgather).
+Status step_phase(CollContext& c);
+
+// Ends the step: publishes our result, waits for every peer's (invariant 3), and returns the
+// first error any rank reported, so all ranks return the same verdict.
+Status step_finish(CollContext& c, const Status& local);
+
+// True for errors after which the communicator must be revoked (invariant 4).
+inline bool is_fatal(const Status& s) {
+  return s.code() == sclTimeout || s.code() == sclRemoteError || s.code() == sclSystemError ||
+         s.code() == sclInternalError;
+}
+
+// Runs a whole step whose only work is `body` between gather and finish.
+template <typename Body>
+Status run_step(CollContext& c, const CallDesc& mine, Body&& body) {
+  step_publish(c, mine);
+  std::vector<CallDesc> descs;
+  Status usage;
+  SCL_TRY(step_gather(c, &descs, &usage));
+  Status local = usage.ok() ? body(descs) : usage;
+  if (is_fatal(local)) return local;  // invariant 4: the caller revokes; no done-count
+  return step_finish(c, local);
+}
+
+
+}  // namespace stratacl

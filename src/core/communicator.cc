@@ -1,0 +1,292 @@
+#include "core/communicator.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "bootstrap/rendezvous.h"
+#include "bootstrap/root.h"
+#include "bootstrap/socket.h"
+#include "coll/algorithms.h"
+#include "coll/step.h"
+#include "fabric/heap.h"
+#include "fabric/heap_exchange.h"
+#include "sync/futex.h"
+
+namespace stratacl {
+
+using bootstrap::RankInfo;
+
+namespace {
+
+// Starts the rendezvous root of an env-launched job in this process (rank 0).
+Status start_env_root(const InitRequest& req, int64_t timeout_ms) {
+  UniqueFd listener;
+  if (req.root_fd >= 0) {
+    listener.reset(req.root_fd);  // stratarun's listening socket: ours now
+    fcntl(listener.get(), F_SETFD, FD_CLOEXEC);
+  } else {
+    sockaddr_in addr = req.id.root;
+    Result<UniqueFd> l = bootstrap::tcp_listen(&addr);
+    if (!l.ok()) return l.status();
+    listener = std::move(*l);
+  }
+  bootstrap::start_root(std::move(listener), req.id.secret, timeout_ms);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Communicator>> Communicator::create(const InitRequest& req) {
+  Result<CommConfig> cfg = resolve_comm_config(req.config);
+  if (!cfg.ok()) return cfg.status();
+  Result<Heap*> heap = Heap::instance();
+  if (!heap.ok()) return heap.status();
+  std::unique_ptr<Communicator> comm(new Communicator());
+  comm->cfg_ = *cfg;
+  const Deadline deadline = Deadline::after_ms(cfg->timeout_ms.value);
+  SCL_TRY(comm->allocate_blocks(req.nranks));
+
+  Result<HeapExchange> exch = HeapExchange::listen(req.id.secret, req.rank);
+  if (!exch.ok()) return exch.status();
+  if (req.serve_root) SCL_TRY(start_env_root(req, cfg->timeout_ms.value));
+
+  RankInfo me;
+  me.rank = req.rank;
+  me.nranks = req.nranks;
+  me.pid = getpid();
+  me.uid = getuid();
+  me.host_hash = bootstrap::host_hash();
+  me.heap_nonce = (*heap)->nonce();
+  me.heap_bytes = (*heap)->capacity();
+  me.cb_offset = (*heap)->offset_of(comm->cb_);
+  me.staging_bytes = uint64_t(cfg->staging_bytes.value);
+  me.staging_offset = (*heap)->offset_of(comm->staging_);
+  Result<std::vector<RankInfo>> table = bootstrap::rendezvous(req.id, me, deadline);
+  if (!table.ok()) return table.status();
+
+  std::vector<int> local;
+  for (const RankInfo& r : *table) {
+    if (r.host_hash == me.host_hash) local.push_back(r.rank);
+    if (r.uid != me.uid) {
+      return Errorf(sclInvalidUsage, "rank %d runs as uid %u, we run as uid %u", r.rank, r.uid, me.uid);
+    }
+  }
+  if (local.size() != table->size()) {
+    return Errorf(sclInvalidUsage,
+                  "the %d ranks span more than one host (%zu are on this one); the inter-host "
+                  "transport (libfabric) is not built yet",
+                  req.nranks, local.size());
+  }
+  Result<std::vector<PeerHeapRef>> maps =
+      exch->exchange(*table, local, req.rank, (*heap)->fd(), deadline);
+  if (!maps.ok()) return maps.status();
+  SCL_TRY(comm->init_from_table(*table, std::move(*maps)));
+  return comm;
+}
+
+Status Communicator::allocate_blocks(int nranks) {
+  Result<Heap*> heap = Heap::instance();
+  if (!heap.ok()) return heap.status();
+  cb_bytes_ = CbLayout::of(nranks).total;
+  Result<void*> cb = (*heap)->allocate(cb_bytes_);
+  if (!cb.ok()) return cb.status();
+  cb_ = *cb;
+  std::memset(cb_, 0, cb_bytes_);
+  new (cb_) ControlBlock();
+  // Virtual until a foreign buffer needs it: pages are touched only by staging copies.
+  Result<void*> staging = (*heap)->allocate(size_t(cfg_.staging_bytes.value));
+  if (!staging.ok()) return staging.status();
+  staging_ = *staging;
+  return Status::Ok();
+}
+
+Status Communicator::init_from_table(const std::vector<RankInfo>& table,
+                                     std::vector<PeerHeapRef> maps) {
+  const int n = int(table.size());
+  Heap* heap = existing_heap();
+  ctx_.nranks = n;
+  ctx_.rank = -1;
+  std::vector<pid_t> pids(static_cast<size_t>(n));
+  std::vector<ControlBlock*> cbs(static_cast<size_t>(n));
+  ctx_.round_bytes = ~uint64_t(0);
+  for (int p = 0; p < n; ++p) {
+    const RankInfo& r = table[size_t(p)];
+    if (r.pid == getpid() && r.cb_offset == heap->offset_of(cb_)) ctx_.rank = p;
+    PeerView v;
+    v.base = maps[size_t(p)].base();
+    v.bytes = maps[size_t(p)].size();
+    if (r.cb_offset > v.bytes || cb_bytes_ > v.bytes - r.cb_offset) {
+      return Errorf(sclRemoteError, "rank %d announced a control block outside its heap", p);
+    }
+    v.cb = reinterpret_cast<ControlBlock*>(v.base + r.cb_offset);
+    v.pid = r.pid;
+    ctx_.peers.push_back(v);
+    cbs[size_t(p)] = v.cb;
+    pids[size_t(p)] = r.pid;
+    heap_nonces_.push_back(r.heap_nonce);
+    ctx_.round_bytes = std::min(ctx_.round_bytes, r.staging_bytes);
+  }
+  if (ctx_.rank < 0) return Errorf(sclInternalError, "init: our own entry is missing from the table");
+  pids[size_t(ctx_.rank)] = -1;
+  maps_ = std::move(maps);
+  Result<Liveness> live = Liveness::watch(pids);
+  if (!live.ok()) return live.status();
+  live_ = std::move(*live);
+  waiter_ = std::make_unique<Waiter>(WaitPolicy::for_ranks(n, process_value(Var::kSpinNs)), cbs,
+                                     &live_, &aborted_);
+  ctx_.waiter = waiter_.get();
+  ctx_.timeout_ms = cfg_.timeout_ms.value;
+  ctx_.staging = static_cast<char*>(staging_);
+  ctx_.staging_bytes = uint64_t(cfg_.staging_bytes.value);
+  p2p_ = P2PState(n);
+  return Status::Ok();
+}
+
+Communicator::~Communicator() {
+  release_shared_memory();
+  for (auto& [handle, range] : registrations_) delete static_cast<char*>(handle);
+}
+
+void Communicator::release_shared_memory() {
+  Heap* heap = existing_heap();
+  if (!heap || leak_shared_) return;  // a peer may still read them: leaking beats corruption
+  if (cb_) (void)heap->release(cb_);
+  if (staging_) (void)heap->release(staging_);
+  cb_ = staging_ = nullptr;
+}
+
+Status Communicator::check_usable() const {
+  std::lock_guard<std::mutex> lock(err_mu_);
+  if (!revoked_.ok()) {
+    return Status(revoked_.code(), "the communicator was revoked by an earlier error: " + revoked_.message());
+  }
+  if (aborted_.load()) return Errorf(sclRemoteError, "the communicator was aborted");
+  return Status::Ok();
+}
+
+Status Communicator::finish_call(Status s) {
+  if (is_fatal(s)) revoke(s);
+  if (!s.ok()) set_last_error(s);
+  return s;
+}
+
+Status Communicator::run(const Call& call) {
+  std::lock_guard<std::mutex> lock(call_mu_);
+  SCL_TRY(check_usable());
+  ++ctx_.call_index;
+  ctx_.call_name = coll_name(call.coll);
+  return finish_call(run_collective(ctx_, call));
+}
+
+Status Communicator::run_p2p(std::span<const P2POp> ops) {
+  std::lock_guard<std::mutex> lock(call_mu_);
+  SCL_TRY(check_usable());
+  ++ctx_.call_index;
+  ctx_.call_name = "send/recv";
+  return finish_call(stratacl::run_p2p(ctx_, p2p_, ops));
+}
+
+void Communicator::revoke(const Status& why) {
+  {
+    std::lock_guard<std::mutex> lock(err_mu_);
+    if (revoked_.ok()) revoked_ = why;
+  }
+  ControlBlock* me = static_cast<ControlBlock*>(cb_);
+  uint32_t expected = kNotRevoked;
+  me->revoked.compare_exchange_strong(expected, aborted_.load() ? kAborted : kFailed);
+  // Peers sleeping on our lines wake, re-check and see the revocation.
+  wake_flag(me->arrive), wake_flag(me->phase), wake_flag(me->done);
+  for (int p = 0; p < ctx_.nranks; ++p) {
+    wake_flag(channels(me, ctx_.nranks)[p].posted);
+    wake_flag(recv_acks(me, ctx_.nranks)[p]);
+  }
+}
+
+void Communicator::abort() {
+  aborted_.store(1);
+  revoke(Errorf(sclRemoteError, "the communicator was aborted (sclCommAbort)"));
+}
+
+void Communicator::depart() {
+  ControlBlock* me = static_cast<ControlBlock*>(cb_);
+  uint32_t expected = kNotRevoked;
+  me->revoked.compare_exchange_strong(expected, kDeparted);
+  signal_flag(me->depart, 1);
+  revoke(Errorf(sclInvalidUsage, "the communicator was destroyed"));
+  // Departure barrier: wait until every peer departed or died, so none still reads our blocks.
+  const Deadline deadline = Deadline::after_ms(aborted_.load() ? std::min<int64_t>(ctx_.timeout_ms, 2000)
+                                                               : ctx_.timeout_ms);
+  for (int p = 0; p < ctx_.nranks; ++p) {
+    if (p == ctx_.rank) continue;
+    Flag& f = ctx_.peers[size_t(p)].cb->depart;
+    while (f.value.load(std::memory_order_acquire) == 0) {
+      if (live_.first_dead() == p) break;
+      if (deadline.expired()) {
+        leak_shared_ = true;
+        return;
+      }
+      f.sleepers.fetch_add(1);
+      if (f.value.load() == 0) futex_wait(&f.value, 0, 10 * 1000 * 1000);
+      f.sleepers.fetch_sub(1);
+    }
+  }
+}
+
+void Communicator::destroy() {
+  {
+    std::unique_lock<std::mutex> lock(q_mu_);
+    q_cv_.wait_for(lock, std::chrono::milliseconds(ctx_.timeout_ms), [&] { return queued_ == 0; });
+    if (queued_ != 0) leak_shared_ = true;
+  }
+  std::lock_guard<std::mutex> lock(call_mu_);
+  if (ctx_.nranks > 0) depart();
+}
+
+void Communicator::set_last_error(const Status& s) {
+  std::lock_guard<std::mutex> lock(err_mu_);
+  last_error_ = s.message();
+}
+
+std::string Communicator::last_error() const {
+  std::lock_guard<std::mutex> lock(err_mu_);
+  return last_error_;
+}
+
+void Communicator::set_async_error(const Status& s) {
+  sclResult_t expected = sclSuccess;
+  async_error_.compare_exchange_strong(expected, s.code());
+  set_last_error(s);
+}
+
+void Communicator::enqueue_begin() {
+  std::lock_guard<std::mutex> lock(q_mu_);
+  ++queued_;
+}
+
+void Communicator::enqueue_end() {
+  std::lock_guard<std::mutex> lock(q_mu_);
+  if (--queued_ == 0) q_cv_.notify_all();
+}
+
+void* Communicator::register_range(void* buff, size_t size) {
+  std::lock_guard<std::mutex> lock(reg_mu_);
+  auto* handle = new char;  // a unique token
+  registrations_[handle] = {buff, size};
+  return handle;
+}
+
+bool Communicator::deregister(void* handle) {
+  std::lock_guard<std::mutex> lock(reg_mu_);
+  auto it = registrations_.find(handle);
+  if (it == registrations_.end()) return false;
+  delete static_cast<char*>(handle);
+  registrations_.erase(it);
+  return true;
+}
+
+uint64_t Communicator::control_bytes() const { return cb_bytes_; }
+
+}  // namespace stratacl

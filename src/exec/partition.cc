@@ -1,0 +1,20 @@
+#include "exec/partition.h"
+
+namespace stratacl {
+
+Range partition(size_t count, size_t elem_size, int parts, int index) {
+  if (parts <= 0 || index < 0 || index >= parts || elem_size == 0) return {};
+  const size_t unit = elem_size >= kPartitionAlignBytes ? 1 : kPartitionAlignBytes / elem_size;
+  const size_t units = count / unit;  // the sub-unit tail (count % unit) joins the last part
+  const size_t base = units / size_t(parts), extra = units % size_t(parts);
+  // Parts [0, extra) get base+1 units. The tail joins the last part, which has only base units
+  // whenever extra > 0, keeping the spread within one unit.
+  auto start = [&](size_t i) { return (i * base + (i < extra ? i : extra)) * unit; };
+  Range r{start(size_t(index)), start(size_t(index) + 1)};
+  if (index == parts - 1) r.end = count;
+  if (r.begin > count) r.begin = count;
+  if (r.end > count) r.end = count;
+  return r;
+}
+
+}  // namespace stratacl

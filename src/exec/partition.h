@@ -1,0 +1,30 @@
+// Work partitioning: pure functions, unit-tested without processes. Work is cut by bytes, never by
+// peer count, so every rank and every worker carries the same load, uneven counts included.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace stratacl {
+
+struct Range {
+  size_t begin = 0, end = 0;  // element indices, half-open
+  size_t size() const { return end - begin; }
+  bool operator==(const Range&) const = default;
+};
+
+constexpr size_t kPartitionAlignBytes = 64;
+
+// Part `index` of `parts` contiguous parts of `count` elements of `elem_size` bytes. Boundaries
+// fall on 64-byte multiples (elem_size divides 64 for every dtype); whole 64-byte units are dealt
+// so that part sizes differ by at most one unit, and the sub-unit tail goes to a part that got
+// one unit fewer, so no part exceeds another by more than 64 bytes.
+Range partition(size_t count, size_t elem_size, int parts, int index);
+
+// Offsets of part `index` within `r` (a sub-range): partition applied to r.size() then shifted.
+inline Range partition(Range r, size_t elem_size, int parts, int index) {
+  Range p = partition(r.size(), elem_size, parts, index);
+  return Range{r.begin + p.begin, r.begin + p.end};
+}
+
+}  // namespace stratacl

@@ -1,0 +1,175 @@
+// Picks the reduction kernel for this CPU and validates arguments. Built with default flags:
+// nothing here may use ISA intrinsics, only __builtin_cpu_supports.
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+
+#include "reduce/reduce.h"
+
+namespace stratacl::reduce {
+namespace {
+
+using KernelFn = void (*)(void*, const void* const*, int, size_t, sclDataType_t, sclRedOp_t, int);
+
+bool cpu_supports(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();  // cheap, and required if we run before libgcc's constructor
+  // Each TU's full -m flag set (src/CMakeLists.txt); libgcc also checks the OS saves the state.
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("f16c");
+  switch (isa) {
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+      return avx2;
+    case Isa::kAvx512:
+      return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  }
+  return false;
+#else
+  return isa == Isa::kScalar;
+#endif
+}
+
+// The best supported ISA at or below `isa`.
+Isa clamp_to_supported(Isa isa) {
+  int i = static_cast<int>(isa);
+  while (i > 0 && !isa_supported(static_cast<Isa>(i))) --i;
+  return static_cast<Isa>(i);
+}
+
+Isa pick_active_isa() {
+  Isa want = Isa::kAvx512;
+  if (const char* env = std::getenv("STRATACL_ISA")) {
+    if (std::strcmp(env, "scalar") == 0) want = Isa::kScalar;
+    if (std::strcmp(env, "avx2") == 0) want = Isa::kAvx2;
+    // "avx512" and anything unrecognised: the best available.
+  }
+  return clamp_to_supported(want);
+}
+
+KernelFn kernel_for(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return detail::reduce_n_avx512;
+    case Isa::kAvx2:
+      return detail::reduce_n_avx2;
+    case Isa::kScalar:
+      break;
+  }
+  return detail::reduce_n_scalar;
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+  }
+  return "invalid";
+}
+
+bool isa_supported(Isa isa) {
+  static const bool supported[3] = {cpu_supports(Isa::kScalar), cpu_supports(Isa::kAvx2),
+                                    cpu_supports(Isa::kAvx512)};
+  const int i = static_cast<int>(isa);
+  return i >= 0 && i < 3 && supported[i];
+}
+
+Isa active_isa() {
+  static const Isa isa = pick_active_isa();
+  return isa;
+}
+
+void reduce_n_isa(Isa isa, void* dst, const void* const* srcs, int nsrc, size_t count,
+                  sclDataType_t dt, sclRedOp_t op, int avg_divisor) {
+  assert(nsrc >= 1 && dtype_size(dt) != 0 && op >= 0 && op < sclNumOps);
+  assert(op != sclAvg || avg_divisor >= 1);
+  if (count == 0 || nsrc < 1 || dtype_size(dt) == 0 || op < 0 || op >= sclNumOps) return;
+  if (op == sclAvg && avg_divisor < 1) return;  // precondition; never divide by zero
+  kernel_for(clamp_to_supported(isa))(dst, srcs, nsrc, count, dt, op, avg_divisor);
+}
+
+void reduce_n(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
+              sclRedOp_t op, int avg_divisor) {
+  reduce_n_isa(active_isa(), dst, srcs, nsrc, count, dt, op, avg_divisor);
+}
+
+size_t dtype_size(sclDataType_t dt) {
+  switch (dt) {
+    case sclInt8:
+    case sclUint8:
+    case sclFloat8e4m3:
+    case sclFloat8e5m2:
+      return 1;
+    case sclFloat16:
+    case sclBfloat16:
+      return 2;
+    case sclInt32:
+    case sclUint32:
+    case sclFloat32:
+      return 4;
+    case sclInt64:
+    case sclUint64:
+    case sclFloat64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+const char* dtype_name(sclDataType_t dt) {
+  switch (dt) {
+    case sclInt8:
+      return "int8";
+    case sclUint8:
+      return "uint8";
+    case sclInt32:
+      return "int32";
+    case sclUint32:
+      return "uint32";
+    case sclInt64:
+      return "int64";
+    case sclUint64:
+      return "uint64";
+    case sclFloat16:
+      return "float16";
+    case sclFloat32:
+      return "float32";
+    case sclFloat64:
+      return "float64";
+    case sclBfloat16:
+      return "bfloat16";
+    case sclFloat8e4m3:
+      return "fp8e4m3";
+    case sclFloat8e5m2:
+      return "fp8e5m2";
+    default:
+      return "invalid";
+  }
+}
+
+const char* op_name(sclRedOp_t op) {
+  switch (op) {
+    case sclSum:
+      return "sum";
+    case sclProd:
+      return "prod";
+    case sclMax:
+      return "max";
+    case sclMin:
+      return "min";
+    case sclAvg:
+      return "avg";
+    default:
+      return "invalid";
+  }
+}
+
+}  // namespace stratacl::reduce

@@ -1,0 +1,13 @@
+// Scalar kernels: the baseline every other ISA must match bit for bit. Built with
+// -fno-tree-vectorize (src/CMakeLists.txt), so this is the plain element loop of kernels_impl.h.
+#include "reduce/kernels_impl.h"
+#include "reduce/reduce.h"
+
+namespace stratacl::reduce::detail {
+
+void reduce_n_scalar(void* dst, const void* const* srcs, int nsrc, size_t count,
+                     sclDataType_t dt, sclRedOp_t op, int avg_divisor) {
+  reduce_n_impl<GenericCvt<Fp16Format>>(dst, srcs, nsrc, count, dt, op, avg_divisor);
+}
+
+}  // namespace stratacl::reduce::detail

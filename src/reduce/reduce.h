@@ -1,0 +1,75 @@
+// Element-wise reduction kernels: the arithmetic of every reducing collective.
+//
+// reduce_n() combines `nsrc` equally long input arrays into one output, using the best
+// instruction set the CPU offers (scalar, AVX2 or AVX-512). The contract below is what lets ranks
+// that run different code paths, or the same rank on different machines, agree bit for bit.
+//
+// Contract of reduce_n / reduce_n_isa:
+//  - Inputs are combined in the fixed order ((srcs[0] op srcs[1]) op srcs[2]) op ...; nothing is
+//    reassociated. nsrc >= 1; nsrc == 1 is a copy (plus the avg division and NaN rule below).
+//  - dst may be exactly equal to any srcs[i] (same start address); no other overlap is allowed.
+//  - Pointers need no alignment at all, not even element alignment; count may be anything (0 ok).
+//  - Every output element is bit-identical across ISAs, for every input (NaN included), every
+//    alignment and every count.
+//  - Integers: sum and prod wrap modulo 2^bits; max/min as usual; avg is the wrapped sum divided by
+//    avg_divisor with C integer division (truncating toward zero for the signed types).
+//  - float32/float64: IEEE arithmetic in the type itself; avg = sum / (T)avg_divisor.
+//    max(a, b) = (b > a) ? b : a and min(a, b) = (b < a) ? b : a, with a the running value: ties
+//    (+0 vs -0) keep the earlier value, a NaN in srcs[0] propagates and a NaN in a later input
+//    is skipped. This is exactly x86 maxps/minps(b, a), and it is the same for every ISA.
+//  - float16, bfloat16, fp8 e4m3, fp8 e5m2: each input is converted exactly to float32, reduced
+//    in float32 in order (avg divides in float32), then rounded ONCE to the destination type,
+//    to nearest even, with the overflow rules of convert.h (fp16/bf16 -> inf, fp8 saturates).
+//  - NaN results are canonical: every NaN output element is the type's positive quiet NaN
+//    (float32 0x7FC00000, float64 0x7FF8000000000000, see convert.h for the narrow types). IEEE
+//    leaves the payload of a NaN result unspecified and x86 picks it by operand order, which a
+//    vectorising compiler may swap; canonicalising makes the bits deterministic.
+//  - The arithmetic runs under the calling thread's MXCSR. With the default (round to nearest,
+//    no FTZ/DAZ) the results are as stated; changing it changes every ISA the same way.
+#pragma once
+
+#include <cstddef>
+
+#include "stratacl/stratacl.h"
+
+namespace stratacl::reduce {
+
+enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+// "scalar", "avx2", "avx512".
+const char* isa_name(Isa isa);
+// Whether this CPU (and OS) can run the kernels of `isa`. kScalar always can.
+bool isa_supported(Isa isa);
+// The ISA reduce_n uses: the best supported one, or the one named by STRATACL_ISA
+// (scalar|avx2|avx512) if supported, else the best supported one below it. Read once.
+Isa active_isa();
+
+// The reduction, on active_isa(). op == sclAvg needs avg_divisor >= 1; other ops ignore it.
+void reduce_n(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
+              sclRedOp_t op, int avg_divisor);
+// The same on a chosen ISA (tests, benchmarks). An unsupported `isa` runs on the best supported
+// one below it, so the call never faults.
+void reduce_n_isa(Isa isa, void* dst, const void* const* srcs, int nsrc, size_t count,
+                  sclDataType_t dt, sclRedOp_t op, int avg_divisor);
+
+// Bytes per element; 0 for an invalid type.
+size_t dtype_size(sclDataType_t dt);
+// "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64",
+// "bfloat16", "fp8e4m3", "fp8e5m2"; "invalid" otherwise.
+const char* dtype_name(sclDataType_t dt);
+// "sum", "prod", "max", "min", "avg"; "invalid" otherwise.
+const char* op_name(sclRedOp_t op);
+
+namespace detail {
+// One kernel per ISA translation unit. Arguments are already validated (dt, op in range,
+// nsrc >= 1, count >= 1, avg_divisor >= 1 for avg); call through reduce_n_isa, which also makes
+// sure the CPU can run it.
+void reduce_n_scalar(void* dst, const void* const* srcs, int nsrc, size_t count,
+                     sclDataType_t dt, sclRedOp_t op, int avg_divisor);
+void reduce_n_avx2(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
+                   sclRedOp_t op, int avg_divisor);
+void reduce_n_avx512(void* dst, const void* const* srcs, int nsrc, size_t count,
+                     sclDataType_t dt, sclRedOp_t op, int avg_divisor);
+}  // namespace detail
+
+}  // namespace stratacl::reduce

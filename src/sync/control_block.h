@@ -1,0 +1,98 @@
+// Per-communicator, per-rank control block. It lives in the owning rank's heap, so every local
+// peer reads it through its mapping; each line is written only by its owner (the `sleepers`
+// counters excepted: waiters announce themselves there so writers know to wake them).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace stratacl {
+
+// One cache line holding a monotonically increasing sequence value (a futex word).
+struct alignas(64) Flag {
+  std::atomic<uint32_t> value{0};
+  std::atomic<uint32_t> sleepers{0};  // waiters blocked in futex_wait on `value`
+  std::atomic<int32_t> status{0};     // sclResult_t that goes with `value` (done lines)
+};
+static_assert(sizeof(Flag) == 64);
+
+// The signature of a call: every rank compares every peer's to its own, so mismatched calls
+// become sclInvalidUsage on all ranks instead of corruption.
+struct CallSig {
+  uint32_t coll = 0;
+  int32_t dtype = 0;
+  int32_t op = 0;
+  int32_t root = 0;
+  uint64_t count = 0;
+  uint64_t round_bytes = 0;  // chunking unit; differs only if ranks were configured differently
+  bool operator==(const CallSig&) const = default;
+};
+
+constexpr uint64_t kNoRef = ~uint64_t(0);
+
+// Why a rank's `revoked` word is set.
+enum Revocation : uint32_t { kNotRevoked = 0, kAborted = 1, kFailed = 2, kDeparted = 3 };
+
+// What a rank publishes for one step: its signature and the heap offsets of the buffers its
+// peers may read. Offsets are into the publishing rank's own heap.
+struct alignas(64) CallDesc {
+  CallSig sig;
+  uint64_t send_ref = kNoRef;   // input peers read: block b starts at send_ref + b * send_stride
+  uint64_t send_stride = 0;
+  uint64_t out_ref = kNoRef;    // output peers read (two-shot allreduce shards)
+};
+
+// Point-to-point channel from the owner to one peer: a ring of descriptors.
+constexpr int kP2PSlots = 8;
+struct P2PSlot {
+  uint64_t count;
+  int32_t dtype;
+  int32_t pad;
+  uint64_t ref;
+};
+struct alignas(64) P2PChannel {
+  Flag posted;  // number of sends posted to this peer
+  P2PSlot slots[kP2PSlots];
+};
+
+struct ControlBlock {
+  Flag arrive;  // seq of the step whose descriptor is published
+  Flag phase;   // seq of the step whose first phase is complete (multi-phase algorithms)
+  Flag done;    // seq of the last step whose buffers peers have stopped using; status = result
+  Flag depart;  // 1 once this rank is destroying the communicator
+  alignas(64) std::atomic<uint32_t> revoked{0};  // non-zero: see Revocation
+  int32_t revoke_code = 0;
+  alignas(64) CallDesc desc;
+  // Followed in memory by: P2PChannel send[nranks]; Flag recv_ack[nranks];
+  // uint64_t vec[4*nranks+8].
+};
+
+// Byte layout of a control block for `nranks` ranks.
+struct CbLayout {
+  size_t channels, acks, vec, total;
+  static CbLayout of(int nranks) {
+    CbLayout l;
+    l.channels = (sizeof(ControlBlock) + 63) / 64 * 64;
+    l.acks = l.channels + sizeof(P2PChannel) * size_t(nranks);
+    l.vec = l.acks + sizeof(Flag) * size_t(nranks);
+    l.total = l.vec + sizeof(uint64_t) * (4 * size_t(nranks) + 8);
+    return l;
+  }
+};
+
+inline P2PChannel* channels(ControlBlock* cb, int nranks) {
+  return reinterpret_cast<P2PChannel*>(reinterpret_cast<char*>(cb) + CbLayout::of(nranks).channels);
+}
+inline Flag* recv_acks(ControlBlock* cb, int nranks) {
+  return reinterpret_cast<Flag*>(reinterpret_cast<char*>(cb) + CbLayout::of(nranks).acks);
+}
+// Small per-rank vector area: alltoallv counts/displacements, split colours.
+inline uint64_t* vec_area(ControlBlock* cb, int nranks) {
+  return reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(cb) + CbLayout::of(nranks).vec);
+}
+
+// `a` has reached `b` in wrap-around sequence arithmetic.
+inline bool seq_reached(uint32_t a, uint32_t b) { return int32_t(a - b) >= 0; }
+
+}  // namespace stratacl

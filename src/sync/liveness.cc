@@ -1,0 +1,47 @@
+#include "sync/liveness.h"
+
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace stratacl {
+
+Result<Liveness> Liveness::watch(const std::vector<pid_t>& pids) {
+  Liveness l;
+  l.pids_ = pids;
+  for (pid_t pid : pids) {
+    if (pid <= 0 || pid == getpid()) {
+      l.fds_.emplace_back();
+      continue;
+    }
+    int fd = int(syscall(SYS_pidfd_open, pid, 0));
+    if (fd < 0) {
+      // ESRCH: the peer is already gone; keep an invalid fd and report it as dead.
+      if (errno == ESRCH) {
+        l.fds_.emplace_back(-2);
+        continue;
+      }
+      return SystemErrorf("pidfd_open(%d)", pid);
+    }
+    l.fds_.emplace_back(fd);
+  }
+  return l;
+}
+
+int Liveness::first_dead() const {
+  std::vector<pollfd> p;
+  std::vector<int> rank_of;
+  for (size_t r = 0; r < fds_.size(); ++r) {
+    if (fds_[r].get() == -2) return int(r);
+    if (!fds_[r].valid()) continue;
+    p.push_back({fds_[r].get(), POLLIN, 0});
+    rank_of.push_back(int(r));
+  }
+  if (p.empty() || poll(p.data(), p.size(), 0) <= 0) return -1;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i].revents) return rank_of[i];
+  }
+  return -1;
+}
+
+}  // namespace stratacl

@@ -1,0 +1,92 @@
+#include "sync/waiter.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "sync/futex.h"
+
+namespace stratacl {
+namespace {
+constexpr int64_t kSleepSliceNs = 10 * 1000 * 1000;  // re-check abort and liveness this often
+
+inline void cpu_relax() { __builtin_ia32_pause(); }
+
+int online_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? int(n) : 1;
+}
+}  // namespace
+
+WaitPolicy WaitPolicy::for_ranks(int local_ranks, int64_t spin_override_ns) {
+  const bool oversubscribed = local_ranks > online_cpus();
+  WaitPolicy p{oversubscribed ? 20000 : 50000, oversubscribed};
+  if (spin_override_ns >= 0) p.spin_ns = spin_override_ns;
+  return p;
+}
+
+void signal_flag(Flag& flag, uint32_t value) {
+  flag.value.store(value, std::memory_order_seq_cst);
+  if (flag.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&flag.value);
+}
+
+void wake_flag(Flag& flag) { futex_wake_all(&flag.value); }
+
+Status Waiter::check_peers() const {
+  if (local_abort_ && local_abort_->load(std::memory_order_acquire)) {
+    return Errorf(sclRemoteError, "the communicator was aborted by this rank");
+  }
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    const uint32_t why = peers_[r] ? peers_[r]->revoked.load(std::memory_order_acquire) : 0;
+    if (why != kNotRevoked) {
+      const char* what = why == kAborted    ? "called sclCommAbort"
+                         : why == kDeparted ? "destroyed the communicator"
+                                            : "failed and revoked the communicator";
+      return Errorf(sclRemoteError, "rank %zu (pid %d) %s", r, live_ ? live_->pid_of(int(r)) : 0,
+                    what);
+    }
+  }
+  if (live_) {
+    int dead = live_->first_dead();
+    if (dead >= 0) {
+      return Errorf(sclRemoteError, "rank %d (pid %d) died", dead, live_->pid_of(dead));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Waiter::wait(const Flag& flag, uint32_t target, int rank, const Deadline& deadline,
+                    const std::function<std::string()>& what) const {
+  auto reached = [&] { return seq_reached(flag.value.load(std::memory_order_acquire), target); };
+  if (reached()) return Status::Ok();
+  const int64_t spin_until = now_ns() + policy_.spin_ns;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if (reached()) return Status::Ok();
+      cpu_relax();
+    }
+    if (policy_.yield_while_spinning) sched_yield();
+  } while (now_ns() < spin_until);
+
+  auto& mutable_flag = const_cast<Flag&>(flag);
+  for (;;) {
+    if (reached()) return Status::Ok();
+    Status s = check_peers();
+    if (!s.ok()) return Status(s.code(), what() + ": " + s.message());
+    if (deadline.expired()) {
+      return Errorf(sclTimeout, "%s: timed out waiting for rank %d (it is at %u, we need %u)",
+                    what().c_str(), rank, flag.value.load(), target);
+    }
+    mutable_flag.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t seen = flag.value.load(std::memory_order_seq_cst);
+    if (!seq_reached(seen, target)) {
+      futex_wait(&mutable_flag.value, seen, std::min(kSleepSliceNs, deadline.remaining_ns() + 1));
+    }
+    mutable_flag.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+}  // namespace stratacl

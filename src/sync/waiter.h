@@ -1,0 +1,52 @@
+// Waiting for a peer's flag: spin briefly, then sleep on the futex. Every wait has the same three
+// exits besides success: the deadline, an abort (ours or a peer's revocation), and a dead peer.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/status.h"
+#include "sync/control_block.h"
+#include "sync/liveness.h"
+
+namespace stratacl {
+
+struct WaitPolicy {
+  int64_t spin_ns;        // busy-poll this long before sleeping
+  bool yield_while_spinning;  // oversubscribed: give the core to the rank we wait for
+  // Adapts to ranks per core: with a core each, spin tens of µs (a kernel wake-up costs 25-40 µs
+  // here); with more ranks than cores, a spinner steals the CPU from the rank it waits for.
+  static WaitPolicy for_ranks(int local_ranks, int64_t spin_override_ns);
+};
+
+class Waiter {
+ public:
+  Waiter(WaitPolicy policy, std::vector<ControlBlock*> peers, const Liveness* live,
+         const std::atomic<uint32_t>* local_abort)
+      : policy_(policy), peers_(std::move(peers)), live_(live), local_abort_(local_abort) {}
+
+  // Waits until flag.value reaches `target`. `rank` is the owner of the flag (for messages);
+  // `what` names the wait, e.g. "allreduce #17: arrival".
+  Status wait(const Flag& flag, uint32_t target, int rank, const Deadline& deadline,
+              const std::function<std::string()>& what) const;
+
+  // Checks abort, revocation and liveness without waiting.
+  Status check_peers() const;
+
+ private:
+  WaitPolicy policy_;
+  std::vector<ControlBlock*> peers_;
+  const Liveness* live_;
+  const std::atomic<uint32_t>* local_abort_;
+};
+
+// Publishes `value` and wakes sleepers, if any (Dekker-style: store, full fence, load sleepers).
+void signal_flag(Flag& flag, uint32_t value);
+// Wakes sleepers without changing the value (used by abort: they re-check and see it).
+void wake_flag(Flag& flag);
+
+}  // namespace stratacl

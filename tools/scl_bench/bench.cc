@@ -1,0 +1,166 @@
+#include "bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "check.h"
+#include "datatypes.h"
+#include "errors.h"
+
+namespace stratacl::bench {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+// Largest buffer any row needs: every collective's send and recv fit in its row's byte size.
+size_t LargestSize(const std::vector<size_t>& sizes) {
+  return std::max(*std::max_element(sizes.begin(), sizes.end()), kAlignment);
+}
+
+}  // namespace
+
+Buffer::Buffer(size_t bytes, MemKind kind) : kind_(kind) {
+  if (kind == MemKind::kHeap) {
+    Require(sclMemAlloc(&ptr_, bytes), "sclMemAlloc");
+    return;
+  }
+  // Rounded up to the alignment, which aligned allocation needs on some libcs.
+  if (int rc =
+          posix_memalign(&ptr_, kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+      rc != 0) {
+    ptr_ = nullptr;
+    throw LibraryError(sclSystemError, "posix_memalign", std::strerror(rc));
+  }
+}
+
+Buffer::~Buffer() {
+  if (ptr_ == nullptr) return;
+  if (kind_ == MemKind::kHeap) {
+    sclMemFree(ptr_);  // nothing useful to do about a failure while tearing down
+  } else {
+    std::free(ptr_);
+  }
+}
+
+Bench::Bench(const Options& options, sclComm_t comm, int nranks, int rank, int version)
+    : options_(options),
+      comm_(comm),
+      nranks_(nranks),
+      rank_(rank),
+      version_(version),
+      sizes_(SizeSteps(options)),
+      send_(LargestSize(sizes_), options.mem),
+      recv_(LargestSize(sizes_), options.mem),
+      stats_((static_cast<size_t>(options.repeats) + 1) * sizeof(double), MemKind::kHeap) {
+  std::memset(send_.data(), 0, LargestSize(sizes_));
+  std::memset(recv_.data(), 0, LargestSize(sizes_));
+}
+
+void Bench::Run(const Collective& collective, Report& report) {
+  report.BeginTable({collective.name, nranks_, MemKindName(options_.mem), options_.iters,
+                     options_.warmup, options_.check, options_.repeats, version_});
+  // Operations only matter to reductions; the others run once per type under a dummy op.
+  const std::vector<sclRedOp_t> ops =
+      collective.reduces ? options_.ops : std::vector<sclRedOp_t>{sclSum};
+
+  for (sclDataType_t type : options_.types) {
+    const size_t type_size = TypeSize(type);
+    std::vector<size_t> counts;
+    for (size_t bytes : sizes_) {
+      if (size_t count = ElementCount(collective, bytes, type_size, nranks_); count > 0) {
+        counts.push_back(count);
+      }
+    }
+    // Sizes too small for the type and rank count give no rows; keep one, of zero elements,
+    // so every type still shows up (and the library's empty call is exercised).
+    if (counts.empty()) counts.push_back(0);
+
+    for (sclRedOp_t op : ops) {
+      for (size_t count : counts) {
+        Row row{};
+        row.bytes = count * type_size;
+        row.count = count;
+        row.type = type;
+        if (collective.reduces) row.op = op;
+        row.root = collective.rooted ? options_.root : -1;
+        row.bus_factor = collective.bus_factor(nranks_);
+        row.out_of_place = Measure(collective, type, op, count, /*in_place=*/false);
+        if (collective.has_in_place) {
+          row.in_place = Measure(collective, type, op, count, /*in_place=*/true);
+        }
+        report.AddRow(row);
+      }
+    }
+  }
+  report.EndTable();
+}
+
+Measurement Bench::Measure(const Collective& collective, sclDataType_t type, sclRedOp_t op,
+                           size_t count, bool in_place) {
+  const Placement placement{count, nranks_, rank_, options_.root};
+  const Geometry geometry = collective.geometry(placement);
+  const size_t type_size = TypeSize(type);
+
+  LaunchArgs args{send_.data(), recv_.data(), placement, type, op, comm_};
+  void* input = send_.data();
+  if (in_place) {
+    char* input_at = recv_.data() + geometry.in_place_input * type_size;
+    args.send = input_at;
+    args.recv = recv_.data() + geometry.in_place_output * type_size;
+    input = input_at;
+  }
+
+  Measurement m;
+  m.measured = true;
+  if (options_.check) {
+    // The sentinel goes first: in place, the input may lie inside the output.
+    const ValueScheme scheme = SchemeFor(collective, op);
+    FillSentinel(args.recv, geometry.output_elems, type);
+    FillInput(input, geometry.input_elems, type, scheme, nranks_, rank_);
+    Launch(collective, args);
+    m.wrong = SumOverRanks(
+        CountWrong(args.recv, geometry.output_elems, type, op, scheme, collective, placement));
+  }
+
+  for (int i = 0; i < options_.warmup; ++i) Launch(collective, args);
+
+  std::vector<double> local_us;
+  for (int repeat = 0; repeat < options_.repeats; ++repeat) {
+    // Lined up by the barrier, the ranks start together and the slowest one sets the time.
+    Require(sclBarrier(comm_, nullptr), "sclBarrier");
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < options_.iters; ++i) Launch(collective, args);
+    const std::chrono::duration<double, std::micro> elapsed =
+        std::chrono::steady_clock::now() - start;
+    local_us.push_back(elapsed.count() / options_.iters);
+  }
+  m.time_us = MedianOfSlowest(local_us);
+  return m;
+}
+
+void Bench::Launch(const Collective& collective, const LaunchArgs& args) {
+  const LaunchResult result = collective.launch(args);
+  Require(result.result, result.call);
+}
+
+uint64_t Bench::SumOverRanks(uint64_t local) {
+  auto* slot = reinterpret_cast<uint64_t*>(stats_.data());
+  *slot = local;
+  Require(sclAllReduce(slot, slot, 1, sclUint64, sclSum, comm_, nullptr), "sclAllReduce");
+  return *slot;
+}
+
+double Bench::MedianOfSlowest(const std::vector<double>& local_us) {
+  auto* slots = reinterpret_cast<double*>(stats_.data());
+  std::copy(local_us.begin(), local_us.end(), slots);
+  Require(sclAllReduce(slots, slots, local_us.size(), sclFloat64, sclMax, comm_, nullptr),
+          "sclAllReduce");
+  std::vector<double> slowest(slots, slots + local_us.size());
+  std::sort(slowest.begin(), slowest.end());
+  const size_t mid = slowest.size() / 2;
+  return slowest.size() % 2 == 1 ? slowest[mid] : (slowest[mid - 1] + slowest[mid]) / 2;
+}
+
+}  // namespace stratacl::bench

@@ -1,0 +1,61 @@
+// The measurement loop: buffers, the check run, warm-up and timed iterations of every row.
+#ifndef STRATACL_TOOLS_SCL_BENCH_BENCH_H_
+#define STRATACL_TOOLS_SCL_BENCH_BENCH_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "collectives.h"
+#include "options.h"
+#include "report.h"
+#include "stratacl/stratacl.h"
+
+namespace stratacl::bench {
+
+// Memory for the send or recv buffer, from the library heap or from posix_memalign.
+class Buffer {
+ public:
+  Buffer(size_t bytes, MemKind kind);  // throws LibraryError when allocation fails
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  char* data() const { return static_cast<char*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  MemKind kind_;
+};
+
+class Bench {
+ public:
+  // Allocates the buffers once, at the largest size of the run, and touches every page so
+  // page faults stay out of the timings. Throws LibraryError.
+  Bench(const Options& options, sclComm_t comm, int nranks, int rank, int version);
+
+  // Measures every row of one collective (every type, op and size) into one table of
+  // `report`. Every rank calls it; throws LibraryError.
+  void Run(const Collective& collective, Report& report);
+
+ private:
+  Measurement Measure(const Collective& collective, sclDataType_t type, sclRedOp_t op, size_t count,
+                      bool in_place);
+  void Launch(const Collective& collective, const LaunchArgs& args);
+  uint64_t SumOverRanks(uint64_t local);
+  // The slowest rank's time of each repeat, then the median of those.
+  double MedianOfSlowest(const std::vector<double>& local_us);
+
+  const Options& options_;
+  sclComm_t comm_;
+  int nranks_;
+  int rank_;
+  int version_;
+  std::vector<size_t> sizes_;
+  Buffer send_;
+  Buffer recv_;
+  Buffer stats_;  // always library heap: the reductions of timings and wrong counts
+};
+
+}  // namespace stratacl::bench
+
+#endif  // STRATACL_TOOLS_SCL_BENCH_BENCH_H_

@@ -1,0 +1,325 @@
+#include "options.h"
+
+#include <algorithm>
+#include <charconv>
+#include <iterator>
+#include <limits>
+#include <optional>
+
+#include "collectives.h"
+#include "datatypes.h"
+
+namespace stratacl::bench {
+namespace {
+
+constexpr size_t kDefaultBytes = size_t{32} << 20;  // nccl-tests' default for -b and -e
+
+struct Flag {
+  char short_name;
+  std::string_view long_name;
+};
+
+// Every option takes a value except -h; long names are those of nccl-tests where it has one.
+constexpr Flag kFlags[] = {
+    {'b', "minbytes"}, {'e', "maxbytes"},     {'i', "stepbytes"}, {'f', "stepfactor"},
+    {'n', "iters"},    {'w', "warmup_iters"}, {'c', "check"},     {'d', "datatype"},
+    {'o', "op"},       {'r', "root"},         {'R', "repeats"},   {'m', "mem"},
+    {'h', "help"},
+};
+
+std::optional<char> LookUpLong(std::string_view name) {
+  for (const Flag& flag : kFlags) {
+    if (flag.long_name == name) return flag.short_name;
+  }
+  return std::nullopt;
+}
+
+bool IsShortFlag(char c) {
+  for (const Flag& flag : kFlags) {
+    // --mem has no short spelling; 'm' is only its internal key.
+    if (flag.short_name == c && c != 'm') return true;
+  }
+  return false;
+}
+
+// A decimal number with an optional K, M or G suffix (powers of 1024).
+std::optional<size_t> ParseSize(std::string_view text) {
+  size_t shift = 0;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'K':
+      case 'k':
+        shift = 10;
+        break;
+      case 'M':
+      case 'm':
+        shift = 20;
+        break;
+      case 'G':
+      case 'g':
+        shift = 30;
+        break;
+      default:
+        break;
+    }
+    if (shift != 0) text.remove_suffix(1);
+  }
+  size_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (value > (std::numeric_limits<size_t>::max() >> shift)) return std::nullopt;
+  return value << shift;
+}
+
+std::optional<long long> ParseInteger(std::string_view text) {
+  long long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::string CollectiveNames() {
+  std::string names;
+  for (const Collective& collective : AllCollectives()) {
+    names += std::string(collective.name) + ", ";
+  }
+  return names + "all";
+}
+
+// Parses one option value into `options`; returns an error message or an empty string.
+// `flag` is the option as the user spelled it, for the message.
+std::string ApplyOption(char key, std::string_view flag, std::string_view value, Options& options) {
+  auto integer_in = [&](long long low, long long high, int& out) -> std::string {
+    std::optional<long long> parsed = ParseInteger(value);
+    if (!parsed || *parsed < low || *parsed > high) {
+      return "option " + std::string(flag) + ": '" + std::string(value) +
+             "' is not an integer in [" + std::to_string(low) + ", " + std::to_string(high) + "]";
+    }
+    out = static_cast<int>(*parsed);
+    return "";
+  };
+  constexpr long long kIntMax = std::numeric_limits<int>::max();
+
+  switch (key) {
+    case 'b':
+    case 'e':
+    case 'i': {
+      std::optional<size_t> size = ParseSize(value);
+      if (!size) {
+        return "option " + std::string(flag) + ": '" + std::string(value) +
+               "' is not a size (a number with an optional K, M or G suffix)";
+      }
+      if (key == 'b') {
+        options.min_bytes = *size;
+      } else if (key == 'e') {
+        options.max_bytes = *size;
+      } else {
+        options.step_bytes = *size;
+      }
+      if (key == 'i' && *size == 0) return "option " + std::string(flag) + ": step must be > 0";
+      return "";
+    }
+    case 'f': {
+      int factor = 0;
+      if (std::string error = integer_in(1, kIntMax, factor); !error.empty()) return error;
+      options.step_factor = static_cast<size_t>(factor);
+      return "";
+    }
+    case 'n':
+      return integer_in(1, kIntMax, options.iters);
+    case 'w':
+      return integer_in(0, kIntMax, options.warmup);
+    case 'R':
+      return integer_in(1, 1000, options.repeats);
+    case 'r':
+      return integer_in(0, kIntMax, options.root);
+    case 'c': {
+      int check = 0;
+      if (std::string error = integer_in(0, 1, check); !error.empty()) return error;
+      options.check = check == 1;
+      return "";
+    }
+    case 'd': {
+      if (value == "all") {
+        options.types.assign(std::begin(kAllTypes), std::end(kAllTypes));
+        return "";
+      }
+      std::optional<sclDataType_t> type = ParseType(value);
+      if (!type) {
+        return "option " + std::string(flag) + ": unknown type '" + std::string(value) +
+               "' (int8 uint8 int32 uint32 int64 uint64 float16/half float32/float "
+               "float64/double bfloat16 fp8e4m3 fp8e5m2 all)";
+      }
+      options.types = {*type};
+      return "";
+    }
+    case 'o': {
+      if (value == "all") {
+        options.ops.assign(std::begin(kAllOps), std::end(kAllOps));
+        return "";
+      }
+      std::optional<sclRedOp_t> op = ParseOp(value);
+      if (!op) {
+        return "option " + std::string(flag) + ": unknown operation '" + std::string(value) +
+               "' (sum prod max min avg all)";
+      }
+      options.ops = {*op};
+      return "";
+    }
+    case 'm':
+      if (value == "heap") {
+        options.mem = MemKind::kHeap;
+      } else if (value == "malloc") {
+        options.mem = MemKind::kMalloc;
+      } else {
+        return "option " + std::string(flag) + ": unknown memory kind '" + std::string(value) +
+               "' (heap or malloc)";
+      }
+      return "";
+    default:
+      return "option " + std::string(flag) + " is not handled";
+  }
+}
+
+ParseResult Error(std::string message) {
+  ParseResult result;
+  result.status = ParseResult::Status::kError;
+  result.error = std::move(message);
+  return result;
+}
+
+}  // namespace
+
+std::string_view MemKindName(MemKind kind) { return kind == MemKind::kHeap ? "heap" : "malloc"; }
+
+ParseResult ParseOptions(int argc, const char* const* argv) {
+  ParseResult result;
+  Options& options = result.options;
+  bool got_min = false, got_max = false, got_factor = false, got_step = false;
+  bool got_collective = false;
+
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      if (got_collective) return Error("unexpected argument '" + std::string(arg) + "'");
+      if (arg != "all" && FindCollective(arg) == nullptr) {
+        return Error("unknown collective '" + std::string(arg) + "' (one of " + CollectiveNames() +
+                     ")");
+      }
+      options.collective = std::string(arg);
+      got_collective = true;
+      continue;
+    }
+
+    // Forms accepted: -b 8, -b8, --minbytes 8, --minbytes=8.
+    char key = 0;
+    std::string_view flag;
+    std::optional<std::string_view> inline_value;
+    if (arg.starts_with("--")) {
+      std::string_view name = arg.substr(2);
+      if (size_t eq = name.find('='); eq != std::string_view::npos) {
+        inline_value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      std::optional<char> found = LookUpLong(name);
+      flag = arg.substr(0, 2 + name.size());
+      if (!found) return Error("unknown option '" + std::string(flag) + "'");
+      key = *found;
+    } else {
+      key = arg[1];
+      flag = arg.substr(0, 2);
+      if (!IsShortFlag(key)) return Error("unknown option '" + std::string(flag) + "'");
+      if (arg.size() > 2) inline_value = arg.substr(2);
+    }
+
+    if (key == 'h') {
+      result.status = ParseResult::Status::kHelp;
+      return result;
+    }
+    std::string_view value;
+    if (inline_value) {
+      value = *inline_value;
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return Error("option " + std::string(flag) + " needs a value");
+    }
+    if (std::string error = ApplyOption(key, flag, value, options); !error.empty()) {
+      return Error(error);
+    }
+    got_min |= key == 'b';
+    got_max |= key == 'e';
+    got_factor |= key == 'f';
+    got_step |= key == 'i';
+  }
+
+  if (!got_collective) return Error("missing collective (one of " + CollectiveNames() + ")");
+
+  // -i selects additive steps; "-f 1 -i N" (the nccl-tests spelling) is accepted too.
+  if (got_step && got_factor && options.step_factor > 1) {
+    return Error("options -f and -i are mutually exclusive");
+  }
+  if (!got_step) {
+    options.step_bytes = 0;
+    if (options.step_factor < 2) {
+      return Error("option -f: step factor must be at least 2 (use -i for additive steps)");
+    }
+  }
+
+  // A lone -b or -e moves the other bound along rather than contradicting the default.
+  if (got_max && !got_min) options.min_bytes = std::min(kDefaultBytes, options.max_bytes);
+  if (got_min && !got_max) options.max_bytes = std::max(kDefaultBytes, options.min_bytes);
+  if (options.min_bytes > options.max_bytes) {
+    return Error("option -b: minimum size " + std::to_string(options.min_bytes) +
+                 " exceeds maximum size " + std::to_string(options.max_bytes) + " (-e)");
+  }
+  if (options.step_bytes == 0 && options.min_bytes == 0) {
+    return Error("option -b: minimum size must be at least 1 with multiplicative steps");
+  }
+  return result;
+}
+
+std::string UsageText() {
+  std::string text = "usage: scl-bench <collective> [options]\n  collective: ";
+  text += CollectiveNames();
+  text +=
+      "\n"
+      "  run under a launcher, e.g.: stratarun -n 4 scl-bench all -b 8 -e 64M -f 4 -c 1\n"
+      "\n"
+      "  -b, --minbytes N       smallest size in bytes, suffixes K M G (default 32M)\n"
+      "  -e, --maxbytes N       largest size in bytes (default 32M)\n"
+      "  -f, --stepfactor N     multiply the size by N each step (default 2)\n"
+      "  -i, --stepbytes N      add N bytes each step instead\n"
+      "  -n, --iters N          timed iterations per row (default 20)\n"
+      "  -w, --warmup_iters N   untimed iterations before timing (default 5)\n"
+      "  -c, --check 0|1        verify every output element once per row (default 1)\n"
+      "  -d, --datatype T|all   int8 uint8 int32 uint32 int64 uint64 float16/half\n"
+      "                         float32/float float64/double bfloat16 fp8e4m3 fp8e5m2\n"
+      "                         (default float32)\n"
+      "  -o, --op OP|all        sum prod max min avg (default sum; reductions only)\n"
+      "  -r, --root N           root of broadcast, reduce, gather, scatter (default 0)\n"
+      "  -R, --repeats N        time each row N times and report the median (default 1)\n"
+      "      --mem heap|malloc  buffers from sclMemAlloc or posix_memalign (default heap)\n"
+      "  -h, --help             this text\n"
+      "\n"
+      "exit status: 0 all values correct, 1 wrong values, 2 usage error, 3 library failure\n";
+  return text;
+}
+
+std::vector<size_t> SizeSteps(const Options& options) {
+  std::vector<size_t> sizes;
+  for (size_t size = options.min_bytes;;) {
+    sizes.push_back(size);
+    // Stop before the next step passes the maximum, or overflows on the way there.
+    if (options.step_bytes != 0) {
+      if (options.step_bytes > options.max_bytes - size) break;
+      size += options.step_bytes;
+    } else {
+      if (size > options.max_bytes / options.step_factor) break;
+      size *= options.step_factor;
+    }
+  }
+  return sizes;
+}
+
+}  // namespace stratacl::bench

@@ -1,0 +1,54 @@
+// Command-line options of scl-bench, spelled as in nccl-tests.
+#ifndef STRATACL_TOOLS_SCL_BENCH_OPTIONS_H_
+#define STRATACL_TOOLS_SCL_BENCH_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stratacl/stratacl.h"
+
+namespace stratacl::bench {
+
+// Where the send and recv buffers come from.
+enum class MemKind {
+  kHeap,    // sclMemAlloc: reachable by peers without copies
+  kMalloc,  // posix_memalign: foreign memory, takes the library's staged path
+};
+
+std::string_view MemKindName(MemKind kind);
+
+struct Options {
+  std::string collective;  // a collective's name, or "all"
+  size_t min_bytes = size_t{32} << 20;
+  size_t max_bytes = size_t{32} << 20;
+  size_t step_factor = 2;  // multiplicative steps, used when step_bytes == 0
+  size_t step_bytes = 0;   // additive steps (-i)
+  int iters = 20;
+  int warmup = 5;
+  bool check = true;
+  std::vector<sclDataType_t> types = {sclFloat32};
+  std::vector<sclRedOp_t> ops = {sclSum};
+  int root = 0;  // checked against the rank count once the communicator exists
+  MemKind mem = MemKind::kHeap;
+  int repeats = 1;  // -R: timed repeats per row, the median is reported
+};
+
+struct ParseResult {
+  enum class Status { kRun, kHelp, kError };
+  Status status = Status::kRun;
+  Options options;
+  std::string error;  // names the offending option when status == kError
+};
+
+ParseResult ParseOptions(int argc, const char* const* argv);
+
+std::string UsageText();
+
+// The byte sizes of the rows, in the order they run; never empty for parsed options.
+std::vector<size_t> SizeSteps(const Options& options);
+
+}  // namespace stratacl::bench
+
+#endif  // STRATACL_TOOLS_SCL_BENCH_OPTIONS_H_

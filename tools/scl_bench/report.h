@@ -1,0 +1,75 @@
+// The nccl-tests style results table, printed by rank 0 only.
+#ifndef STRATACL_TOOLS_SCL_BENCH_REPORT_H_
+#define STRATACL_TOOLS_SCL_BENCH_REPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "stratacl/stratacl.h"
+
+namespace stratacl::bench {
+
+// One column group (out-of-place or in-place) of one row.
+struct Measurement {
+  bool measured = false;          // false: the collective has no such form; printed as N/A
+  double time_us = 0;             // per iteration, the slowest rank
+  std::optional<uint64_t> wrong;  // wrong elements over all ranks; nullopt when not checked
+};
+
+struct Row {
+  size_t bytes;  // the size column
+  size_t count;  // the count column, total elements
+  sclDataType_t type;
+  std::optional<sclRedOp_t> op;  // nullopt: printed as "none"
+  int root;                      // -1 for collectives without a root
+  double bus_factor;             // busbw = algbw * bus_factor
+  Measurement out_of_place;
+  Measurement in_place;
+};
+
+// What the heading line of a table states about the run.
+struct TableInfo {
+  std::string_view collective;
+  int nranks;
+  std::string_view mem;
+  int iters;
+  int warmup;
+  bool check;
+  int repeats;
+  int version;  // as from sclGetVersion
+};
+
+class Report {
+ public:
+  // Only the printing rank passes print = true; every rank may feed rows all the same.
+  explicit Report(bool print) : print_(print) {}
+
+  void BeginTable(const TableInfo& info);
+  void AddRow(const Row& row);
+  // Prints the table's footer pair: wrong values and average bus bandwidth.
+  void EndTable();
+  // Prints the same pair over every table, for runs of several collectives.
+  void PrintOverall() const;
+
+  uint64_t total_wrong() const { return overall_.wrong; }
+
+ private:
+  struct Totals {
+    uint64_t wrong = 0;
+    double busbw_sum = 0;
+    int busbw_count = 0;
+  };
+  void Add(const Measurement& m, double busbw);
+  void PrintFooter(const Totals& totals) const;
+
+  bool print_;
+  bool printed_table_ = false;
+  Totals table_;
+  Totals overall_;
+};
+
+}  // namespace stratacl::bench
+
+#endif  // STRATACL_TOOLS_SCL_BENCH_REPORT_H_

@@ -1,0 +1,639 @@
+#include "launcher.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+
+#include "output_relay.h"
+
+extern char** environ;
+
+namespace stratacl::run {
+namespace {
+
+// steady_clock is CLOCK_MONOTONIC on Linux: deadlines must not move with wall-clock changes.
+using Clock = std::chrono::steady_clock;
+
+// Signals that stratarun passes on to every live rank.
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// How long ranks get between SIGTERM and SIGKILL.
+constexpr std::chrono::seconds kKillDelay{2};
+
+// Spare fds beyond the relay pipes (signalfd, socket, eventfd, std streams, ...).
+constexpr rlim_t kSpareFds = 64;
+
+// Variables stratarun sets for each rank; inherited values of the same names are dropped so a
+// nested launch (or a stale shell export) cannot leak through, STRATACL_ROOT_FD in particular.
+constexpr std::string_view kLauncherVariables[] = {
+    "STRATACL_RANK",      "STRATACL_WORLD_SIZE", "STRATACL_LOCAL_RANK", "STRATACL_LOCAL_WORLD_SIZE",
+    "STRATACL_ROOT_ADDR", "STRATACL_ROOT_FD",    "STRATACL_JOB_SECRET", "STRATACL_LAUNCHER",
+};
+
+Clock::duration Seconds(double seconds) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// poll() timeout for `deadline`: -1 without one, rounded up so that poll never returns just
+// before the deadline and makes the loop spin.
+int PollTimeoutMs(const std::optional<Clock::time_point>& deadline) {
+  if (!deadline) return -1;
+  const Clock::duration left = *deadline - Clock::now();
+  if (left <= Clock::duration::zero()) return 0;
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return static_cast<int>(std::min<long long>(ms, INT_MAX));
+}
+
+// "1.5" for 1.5 and "100000" for 1e5: echoes --timeout the way a user would have typed it.
+std::string FormatSeconds(double seconds) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.6f", seconds);
+  std::string result = text;
+  result.erase(result.find_last_not_of('0') + 1);
+  if (result.back() == '.') result.pop_back();
+  return result;
+}
+
+std::string SignalName(int sig) {
+  if (const char* abbrev = sigabbrev_np(sig)) return abbrev;
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX) return "RTMIN+" + std::to_string(sig - SIGRTMIN);
+  return "UNKNOWN";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup helpers.
+
+// Children inherit fds 0-2 and the relay relies on them being taken; if stratarun was started
+// with one closed, occupy it with /dev/null so no pipe or socket lands there by accident.
+bool EnsureStandardFdsOpen() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) >= 0) continue;
+    if (errno != EBADF) {
+      SayErrno("fcntl(F_GETFD)");
+      return false;
+    }
+    // Deliberately not O_CLOEXEC: this is the ranks' standard stream.
+    const int opened = open("/dev/null", O_RDWR);
+    if (opened < 0) {
+      SayErrno("open(/dev/null)");
+      return false;
+    }
+    if (opened != fd) {
+      Say("cannot reopen a closed standard file descriptor");
+      close(opened);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool MakeJobSecret(std::string* secret) {
+  unsigned char bytes[16];
+  size_t filled = 0;
+  while (filled < sizeof(bytes)) {
+    const ssize_t n = getrandom(bytes + filled, sizeof(bytes) - filled, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      SayErrno("getrandom");
+      return false;
+    }
+    filled += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  secret->clear();
+  for (unsigned char byte : bytes) {
+    secret->push_back(kHex[byte >> 4]);
+    secret->push_back(kHex[byte & 0xf]);
+  }
+  return true;
+}
+
+// Creates the rendezvous socket before any rank exists, so rank 0 can accept on it and the
+// others can connect to it without racing on who binds first.
+bool OpenRendezvousSocket(int backlog, UniqueFd* socket_fd, uint16_t* port) {
+  socket_fd->Reset(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!socket_fd->Valid()) {
+    SayErrno("socket");
+    return false;
+  }
+  const int one = 1;
+  if (setsockopt(socket_fd->Get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
+    SayErrno("setsockopt(SO_REUSEADDR)");
+    return false;
+  }
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;  // Let the kernel pick a free port.
+  if (bind(socket_fd->Get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    SayErrno("bind(127.0.0.1:0)");
+    return false;
+  }
+  if (listen(socket_fd->Get(), backlog) != 0) {
+    SayErrno("listen");
+    return false;
+  }
+  socklen_t length = sizeof(address);
+  if (getsockname(socket_fd->Get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    SayErrno("getsockname");
+    return false;
+  }
+  *port = ntohs(address.sin_port);
+  return true;
+}
+
+// True if `entry` ("NAME=value") sets one of the variables stratarun provides itself.
+bool IsLauncherVariable(std::string_view entry) {
+  return std::any_of(
+      std::begin(kLauncherVariables), std::end(kLauncherVariables), [&](std::string_view name) {
+        return entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=';
+      });
+}
+
+// stratarun's own environment minus the variables it sets per rank.
+std::vector<std::string> InheritedEnvironment() {
+  std::vector<std::string> inherited;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!IsLauncherVariable(*entry)) inherited.emplace_back(*entry);
+  }
+  return inherited;
+}
+
+// Turns strings into the null-terminated char* array that exec wants. The strings must outlive
+// the returned vector.
+std::vector<char*> ToArgv(std::vector<std::string>& strings) {
+  std::vector<char*> argv;
+  argv.reserve(strings.size() + 1);
+  for (std::string& s : strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  return argv;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child side (between fork and exec). Only async-signal-safe calls, no allocation: everything
+// the child needs is prepared by the parent before the fork.
+
+struct ChildPlan {
+  int rank = 0;
+  pid_t launcher_pid = 0;
+  int root_fd = -1;                         // The rendezvous socket.
+  const OutputRelay* relay = nullptr;       // Null without --tag-output.
+  const rlimit* original_nofile = nullptr;  // Set when stratarun raised RLIMIT_NOFILE.
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+};
+
+// Fixed-size line builder, because snprintf is not async-signal-safe.
+class ChildLine {
+ public:
+  ChildLine& operator<<(std::string_view text) {
+    const size_t n = std::min(text.size(), sizeof(buffer_) - 1 - length_);
+    std::copy_n(text.data(), n, buffer_ + length_);
+    length_ += n;
+    return *this;
+  }
+  ChildLine& operator<<(int value) {
+    char digits[16];
+    size_t n = 0;
+    unsigned magnitude = value < 0 ? 0u - static_cast<unsigned>(value) : value;
+    do {
+      digits[n++] = static_cast<char>('0' + magnitude % 10);
+      magnitude /= 10;
+    } while (magnitude != 0);
+    if (value < 0) *this << "-";
+    while (n > 0) *this << std::string_view(&digits[--n], 1);
+    return *this;
+  }
+  // Appends the newline and writes the line with a single write().
+  void WriteToStderr() {
+    buffer_[length_++] = '\n';
+    (void)WriteAll(STDERR_FILENO, std::string_view(buffer_, length_));
+  }
+
+ private:
+  char buffer_[1024];
+  size_t length_ = 0;
+};
+
+[[noreturn]] void ChildFail(const ChildPlan& plan, std::string_view what) {
+  const int error = errno;
+  (ChildLine() << "stratarun: rank " << plan.rank << ": " << what << ": " << ErrnoText(error))
+      .WriteToStderr();
+  _exit(kExecFailureExit);
+}
+
+// Undoes what stratarun changed in its own signal state: exec keeps ignored dispositions (we
+// ignore SIGPIPE) and the signal mask (we block the forwarded signals and SIGCHLD), and a rank
+// must start as if launched from a shell.
+void ResetSignalsInChild(const ChildPlan& plan) {
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    // Fails with EINVAL for the signals glibc reserves for itself; those need no reset.
+    (void)sigaction(sig, &default_action, nullptr);
+  }
+  sigset_t empty;
+  sigemptyset(&empty);
+  if (sigprocmask(SIG_SETMASK, &empty, nullptr) != 0) ChildFail(plan, "sigprocmask");
+}
+
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  // Ranks must never outlive the launcher, even if it is SIGKILLed.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ChildFail(plan, "prctl(PR_SET_PDEATHSIG)");
+  // If the launcher died between fork() and prctl(), the death signal will never come.
+  if (getppid() != plan.launcher_pid) _exit(kLauncherFailureExit);
+
+  if (plan.relay != nullptr && !plan.relay->RedirectInChild(plan.rank)) ChildFail(plan, "dup2");
+  if (plan.rank == 0) {
+    // Rank 0 accepts on the rendezvous socket, so it must survive exec.
+    if (fcntl(plan.root_fd, F_SETFD, 0) != 0) ChildFail(plan, "fcntl(rendezvous socket)");
+  } else if (close(plan.root_fd) != 0) {
+    ChildFail(plan, "close(rendezvous socket)");
+  }
+  ResetSignalsInChild(plan);
+  // Programs using select() break on fds >= 1024, so do not pass on our raised limit.
+  if (plan.original_nofile != nullptr && setrlimit(RLIMIT_NOFILE, plan.original_nofile) != 0) {
+    ChildFail(plan, "setrlimit(RLIMIT_NOFILE)");
+  }
+
+  execvpe(plan.argv[0], plan.argv, plan.envp);
+  const int error = errno;
+  (ChildLine() << "stratarun: rank " << plan.rank << ": cannot execute " << plan.argv[0] << ": "
+               << ErrnoText(error))
+      .WriteToStderr();
+  _exit(kExecFailureExit);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent side.
+
+class Job {
+ public:
+  explicit Job(const Options& options) : options_(options), ranks_(options.world_size) {}
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  int Run();
+
+ private:
+  // What the supervisor is currently waiting for.
+  enum class Phase {
+    kRunning,      // Normal operation; the deadline (if any) is --timeout.
+    kGrace,        // A rank failed; survivors have until the deadline to exit on their own.
+    kTerminating,  // Survivors got SIGTERM; at the deadline they get SIGKILL.
+    kKilling,      // Survivors got SIGKILL; just reap them.
+  };
+
+  struct Rank {
+    pid_t pid = -1;
+    bool alive = false;
+  };
+
+  bool SetUpSignals();
+  void RaiseFdLimit();
+  bool Launch();
+  bool LaunchRank(int rank, const std::vector<std::string>& inherited_env);
+  int Supervise();
+  bool HandleSignals();
+  bool ReapChildren();
+  void OnRankExit(int rank, int status);
+  void OnDeadline();
+  void SignalLive(int sig);
+  void KillAndReapAll();
+  std::string LiveRankList() const;
+
+  const Options& options_;
+  std::vector<Rank> ranks_;
+  std::unordered_map<pid_t, int> rank_of_pid_;
+  int live_ = 0;
+
+  UniqueFd signal_fd_;
+  UniqueFd root_socket_;
+  uint16_t root_port_ = 0;
+  std::string secret_;
+  std::unique_ptr<OutputRelay> relay_;
+  std::optional<rlimit> original_nofile_;
+
+  Clock::time_point start_;
+  Phase phase_ = Phase::kRunning;
+  std::optional<Clock::time_point> deadline_;
+  bool timed_out_ = false;
+  std::optional<int> failure_exit_;  // Exit status derived from the first failing rank.
+};
+
+Job::~Job() {
+  // On every early return: no rank may be left running or unreaped.
+  if (live_ > 0) KillAndReapAll();
+}
+
+int Job::Run() {
+  if (!EnsureStandardFdsOpen() || !SetUpSignals()) return kLauncherFailureExit;
+  RaiseFdLimit();
+  // The backlog must hold every other rank connecting at once, plus retries.
+  if (!MakeJobSecret(&secret_) ||
+      !OpenRendezvousSocket(options_.world_size + 16, &root_socket_, &root_port_)) {
+    return kLauncherFailureExit;
+  }
+  if (options_.tag_output) relay_ = std::make_unique<OutputRelay>(options_.world_size);
+
+  start_ = Clock::now();
+  if (!Launch()) return kLauncherFailureExit;
+  // Only rank 0 may hold the listening socket: if it dies, connecting ranks must see the
+  // connection refused instead of hanging in our backlog.
+  root_socket_.Reset();
+  // Started only now so that every fork() above happened in a single-threaded process.
+  if (relay_ != nullptr && !relay_->Start()) return kLauncherFailureExit;
+
+  const int status = Supervise();
+  if (relay_ != nullptr) relay_->Finish();
+  return status;
+}
+
+bool Job::SetUpSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  for (int sig : kForwardedSignals) {
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0) {
+      SayErrno("sigaction");
+      return false;
+    }
+    // Respect a signal our caller chose to ignore (nohup, background jobs of a script):
+    // an ignored signal is discarded, so it would never reach the signalfd anyway.
+    if (current.sa_handler != SIG_IGN) sigaddset(&set, sig);
+  }
+  // An inherited SIG_IGN for SIGCHLD would make the kernel reap the ranks behind our back.
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  if (sigaction(SIGCHLD, &default_action, nullptr) != 0) {
+    SayErrno("sigaction(SIGCHLD)");
+    return false;
+  }
+  // A vanished reader of our stdout must show up as EPIPE in the relay, not kill the launcher
+  // (and with it, through PR_SET_PDEATHSIG, the whole job).
+  struct sigaction ignore_action {};
+  ignore_action.sa_handler = SIG_IGN;
+  sigemptyset(&ignore_action.sa_mask);
+  if (sigaction(SIGPIPE, &ignore_action, nullptr) != 0) {
+    SayErrno("sigaction(SIGPIPE)");
+    return false;
+  }
+  // Blocked before the first fork, so that no SIGCHLD is lost; the relay thread inherits the
+  // mask, so the signals are only ever consumed through the signalfd.
+  if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0) {
+    SayErrno("sigprocmask");
+    return false;
+  }
+  signal_fd_.Reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!signal_fd_.Valid()) {
+    SayErrno("signalfd");
+    return false;
+  }
+  return true;
+}
+
+void Job::RaiseFdLimit() {
+  // With --tag-output stratarun holds two pipe read ends per rank.
+  const rlim_t needed =
+      (options_.tag_output ? 2 * static_cast<rlim_t>(options_.world_size) : 0) + kSpareFds;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    SayErrno("getrlimit(RLIMIT_NOFILE)");
+    return;
+  }
+  if (limit.rlim_cur >= needed) return;
+  const rlimit original = limit;
+  limit.rlim_cur = std::min(limit.rlim_max, needed);
+  // Not fatal: if the limit stays too low, pipe2() reports EMFILE later.
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    SayErrno("setrlimit(RLIMIT_NOFILE)");
+    return;
+  }
+  original_nofile_ = original;
+}
+
+bool Job::Launch() {
+  const std::vector<std::string> inherited_env = InheritedEnvironment();
+  for (int rank = 0; rank < options_.world_size; ++rank) {
+    if (!LaunchRank(rank, inherited_env)) return false;  // ~Job() kills the ranks started so far.
+  }
+  return true;
+}
+
+bool Job::LaunchRank(int rank, const std::vector<std::string>& inherited_env) {
+  // Everything the child touches is built here, before the fork.
+  std::vector<std::string> args = options_.command;
+  std::vector<char*> argv = ToArgv(args);
+  std::vector<std::string> env = inherited_env;
+  const std::string world = std::to_string(options_.world_size);
+  env.push_back("STRATACL_RANK=" + std::to_string(rank));
+  env.push_back("STRATACL_WORLD_SIZE=" + world);
+  env.push_back("STRATACL_LOCAL_RANK=" + std::to_string(rank));
+  env.push_back("STRATACL_LOCAL_WORLD_SIZE=" + world);
+  env.push_back("STRATACL_ROOT_ADDR=127.0.0.1:" + std::to_string(root_port_));
+  env.push_back("STRATACL_JOB_SECRET=" + secret_);
+  env.push_back("STRATACL_LAUNCHER=stratarun");
+  if (rank == 0) env.push_back("STRATACL_ROOT_FD=" + std::to_string(root_socket_.Get()));
+  std::vector<char*> envp = ToArgv(env);
+
+  if (relay_ != nullptr && !relay_->CreatePipes(rank)) return false;
+
+  ChildPlan plan;
+  plan.rank = rank;
+  plan.launcher_pid = getpid();
+  plan.root_fd = root_socket_.Get();
+  plan.relay = relay_.get();
+  plan.original_nofile = original_nofile_ ? &*original_nofile_ : nullptr;
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+
+  const pid_t pid = fork();
+  if (pid < 0) {
+    SayErrno("fork");
+    return false;
+  }
+  if (pid == 0) RunChild(plan);
+
+  ranks_[rank] = Rank{pid, true};
+  rank_of_pid_[pid] = rank;
+  ++live_;
+  if (relay_ != nullptr) relay_->CloseChildEnds(rank);
+  return true;
+}
+
+int Job::Supervise() {
+  if (options_.timeout_seconds) deadline_ = start_ + Seconds(*options_.timeout_seconds);
+  while (live_ > 0) {
+    pollfd pfd{signal_fd_.Get(), POLLIN, 0};
+    const int ready = poll(&pfd, 1, PollTimeoutMs(deadline_));
+    if (ready < 0 && errno != EINTR) {
+      SayErrno("poll");
+      return kLauncherFailureExit;  // ~Job() kills and reaps the ranks.
+    }
+    if (ready > 0 && !HandleSignals()) return kLauncherFailureExit;
+    if (live_ > 0 && deadline_ && Clock::now() >= *deadline_) OnDeadline();
+  }
+  if (timed_out_) return kTimeoutExit;
+  return failure_exit_.value_or(0);
+}
+
+bool Job::HandleSignals() {
+  signalfd_siginfo infos[16];
+  for (;;) {
+    const ssize_t n = read(signal_fd_.Get(), infos, sizeof(infos));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) break;
+      SayErrno("read(signalfd)");
+      return false;
+    }
+    for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(infos[0]); ++i) {
+      const int sig = static_cast<int>(infos[i].ssi_signo);
+      if (sig != SIGCHLD) SignalLive(sig);
+    }
+  }
+  // SIGCHLDs coalesce, so whatever woke us up, collect every rank that has exited.
+  return ReapChildren();
+}
+
+bool Job::ReapChildren() {
+  while (live_ > 0) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid == 0) return true;
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      SayErrno("waitpid");
+      return false;
+    }
+    // A child we did not fork (inherited across exec from our caller) is reaped and ignored.
+    if (const auto it = rank_of_pid_.find(pid); it != rank_of_pid_.end()) {
+      OnRankExit(it->second, status);
+    }
+  }
+  return true;
+}
+
+void Job::OnRankExit(int rank, int status) {
+  ranks_[rank].alive = false;
+  --live_;
+  const bool success = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  // Only the first failure is reported and decides the exit status; ranks dying later are
+  // usually just reacting to it (or to our own SIGTERM/SIGKILL).
+  if (success || phase_ != Phase::kRunning) return;
+
+  const pid_t pid = ranks_[rank].pid;
+  std::string line = "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") ";
+  if (WIFEXITED(status)) {
+    failure_exit_ = WEXITSTATUS(status);
+    line += "exited with status " + std::to_string(WEXITSTATUS(status));
+  } else {
+    const int sig = WTERMSIG(status);
+    failure_exit_ = 128 + sig;
+    line += "was killed by signal " + SignalName(sig) + " (" + std::to_string(sig) + ")";
+  }
+  Say(line);
+  // The library makes the survivors fail once a peer is gone; give them time to report that
+  // themselves before we terminate them.
+  phase_ = Phase::kGrace;
+  deadline_ = Clock::now() + Seconds(options_.grace_seconds);
+}
+
+void Job::OnDeadline() {
+  switch (phase_) {
+    case Phase::kRunning: {
+      timed_out_ = true;
+      Say("timeout after " + FormatSeconds(*options_.timeout_seconds) +
+          " s; ranks still running: " + LiveRankList());
+      SignalLive(SIGTERM);
+      break;
+    }
+    case Phase::kGrace:
+      for (int rank = 0; rank < options_.world_size; ++rank) {
+        if (!ranks_[rank].alive) continue;
+        Say("terminating rank " + std::to_string(rank) + " (pid " +
+            std::to_string(ranks_[rank].pid) + ")");
+      }
+      SignalLive(SIGTERM);
+      break;
+    case Phase::kTerminating:
+      SignalLive(SIGKILL);
+      phase_ = Phase::kKilling;
+      deadline_.reset();
+      return;
+    case Phase::kKilling:
+      deadline_.reset();
+      return;
+  }
+  phase_ = Phase::kTerminating;
+  deadline_ = Clock::now() + kKillDelay;
+}
+
+void Job::SignalLive(int sig) {
+  // Safe against pid reuse: a rank's pid stays reserved (as a zombie) until we reap it here.
+  for (int rank = 0; rank < options_.world_size; ++rank) {
+    if (ranks_[rank].alive && kill(ranks_[rank].pid, sig) != 0) {
+      SayErrno("kill(rank " + std::to_string(rank) + ")");
+    }
+  }
+}
+
+void Job::KillAndReapAll() {
+  SignalLive(SIGKILL);
+  for (int rank = 0; rank < options_.world_size; ++rank) {
+    if (!ranks_[rank].alive) continue;
+    int status = 0;
+    while (waitpid(ranks_[rank].pid, &status, 0) < 0) {
+      if (errno != EINTR) {
+        SayErrno("waitpid");
+        break;
+      }
+    }
+    ranks_[rank].alive = false;
+    --live_;
+  }
+}
+
+std::string Job::LiveRankList() const {
+  std::string list;
+  for (int rank = 0; rank < options_.world_size; ++rank) {
+    if (!ranks_[rank].alive) continue;
+    if (!list.empty()) list += ',';
+    list += std::to_string(rank);
+  }
+  return list;
+}
+
+}  // namespace
+
+int RunJob(const Options& options) {
+  Job job(options);
+  return job.Run();
+}
+
+}  // namespace stratacl::run

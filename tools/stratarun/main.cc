@@ -1,0 +1,159 @@
+// stratarun: launches N local ranks of a StrataCL program.
+//
+//   stratarun -n N [--timeout SEC] [--grace SEC] [--tag-output] [--] prog [args...]
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "launcher.h"
+#include "output_relay.h"
+
+namespace stratacl::run {
+namespace {
+
+// Longest accepted --timeout/--grace (about three years): keeps the conversion to clock ticks
+// far away from overflow.
+constexpr double kMaxSeconds = 1e8;
+
+constexpr std::string_view kUsage =
+    "Usage: stratarun -n N [--timeout SEC] [--grace SEC] [--tag-output] [--] prog [args...]\n"
+    "\n"
+    "Runs N ranks of prog on this machine and supervises them.\n"
+    "\n"
+    "Options:\n"
+    "  -n N, -np N, --np N  number of ranks, 1 to 1024 (also -n=N)\n"
+    "  --timeout SEC        terminate the job if it still runs after SEC seconds (exit 124)\n"
+    "  --grace SEC          once a rank failed, how long the others may take to exit on their\n"
+    "                       own before they are terminated (default 3)\n"
+    "  --tag-output         prefix every output line with \"[rank] \"\n"
+    "  --                   end of options\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "SEC may be a fraction (0.5). Each rank gets STRATACL_RANK, STRATACL_WORLD_SIZE,\n"
+    "STRATACL_LOCAL_RANK, STRATACL_LOCAL_WORLD_SIZE, STRATACL_ROOT_ADDR, STRATACL_JOB_SECRET and\n"
+    "STRATACL_LAUNCHER=stratarun; rank 0 also gets STRATACL_ROOT_FD.\n"
+    "\n"
+    "Exit status: 0 if every rank succeeded; otherwise the first failing rank's exit status\n"
+    "(128+N if killed by signal N), 124 on timeout, 127 if prog cannot be executed,\n"
+    "2 on usage errors, 1 if stratarun itself failed.\n";
+
+// Reports a command-line error and returns the usage exit status.
+int UsageError(const std::string& message) {
+  Say(message + "\nTry 'stratarun --help' for more information.");
+  return kUsageExit;
+}
+
+std::optional<int> ParseWorldSize(std::string_view text) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (value < 1 || value > kMaxWorldSize) return std::nullopt;
+  return value;
+}
+
+std::optional<double> ParseSeconds(std::string_view text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (!std::isfinite(value) || value < 0 || value > kMaxSeconds) return std::nullopt;
+  return value;
+}
+
+enum class ValueOption { kWorldSize, kTimeout, kGrace };
+
+std::optional<ValueOption> LookUpValueOption(std::string_view name) {
+  if (name == "-n" || name == "-np" || name == "--np") return ValueOption::kWorldSize;
+  if (name == "--timeout") return ValueOption::kTimeout;
+  if (name == "--grace") return ValueOption::kGrace;
+  return std::nullopt;
+}
+
+// Stores `value` for `option`; returns an error message, empty on success.
+std::string ApplyValue(ValueOption option, std::string_view name, std::string_view value,
+                       Options* options) {
+  switch (option) {
+    case ValueOption::kWorldSize:
+      if (const auto n = ParseWorldSize(value)) {
+        options->world_size = *n;
+        return {};
+      }
+      return "invalid number of ranks '" + std::string(value) + "' (expected 1 to " +
+             std::to_string(kMaxWorldSize) + ")";
+    case ValueOption::kTimeout:
+      if (const auto seconds = ParseSeconds(value); seconds && *seconds > 0) {
+        options->timeout_seconds = *seconds;
+        return {};
+      }
+      break;
+    case ValueOption::kGrace:
+      if (const auto seconds = ParseSeconds(value)) {
+        options->grace_seconds = *seconds;
+        return {};
+      }
+      break;
+  }
+  return "invalid value '" + std::string(value) + "' for " + std::string(name) +
+         " (expected seconds, e.g. 2 or 0.5)";
+}
+
+int Main(int argc, char** argv) {
+  Options options;
+  int arg_index = 1;
+  for (; arg_index < argc; ++arg_index) {
+    const std::string_view arg = argv[arg_index];
+    if (arg == "--") {
+      ++arg_index;
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      return WriteAll(STDOUT_FILENO, kUsage) ? 0 : kLauncherFailureExit;
+    }
+    if (arg == "--tag-output") {
+      options.tag_output = true;
+      continue;
+    }
+    // The first word that does not look like an option is the program.
+    if (arg.size() < 2 || arg[0] != '-') break;
+
+    // Value options: "NAME VALUE" or "NAME=VALUE".
+    const size_t equals = arg.find('=');
+    const std::string_view name = arg.substr(0, equals);
+    const auto option = LookUpValueOption(name);
+    if (!option) return UsageError("unknown option '" + std::string(arg) + "'");
+    std::string_view value;
+    if (equals != std::string_view::npos) {
+      value = arg.substr(equals + 1);
+    } else if (arg_index + 1 < argc) {
+      value = argv[++arg_index];
+    } else {
+      return UsageError("option " + std::string(name) + " needs a value");
+    }
+    if (const std::string error = ApplyValue(*option, name, value, &options); !error.empty()) {
+      return UsageError(error);
+    }
+  }
+
+  if (options.world_size == 0) return UsageError("the number of ranks (-n N) is required");
+  if (arg_index >= argc) return UsageError("no program given");
+  options.command.assign(argv + arg_index, argv + argc);
+  return RunJob(options);
+}
+
+}  // namespace
+}  // namespace stratacl::run
+
+int main(int argc, char** argv) {
+  try {
+    return stratacl::run::Main(argc, argv);
+  } catch (const std::exception& error) {
+    // Typically std::bad_alloc; RunJob's destructors have already killed and reaped the ranks.
+    stratacl::run::Say(error.what());
+    return stratacl::run::kLauncherFailureExit;
+  }
+}
