@@ -190,9 +190,10 @@ struct E5m2Format {
 };
 
 // Tile converter built from the scalar functions; the compiler vectorises it where it can. An ISA
-// TU may pass its own converter with the same interface instead (F16C for fp16). Whatever it
-// does, it must produce the bits of convert.h for every input: NaN canonicalised on narrowing,
-// exact widening (the NaN payload after widening does not matter, narrowing canonicalises it).
+// TU may substitute its own converter with the same interface (see Converters below). Whatever it
+// does, it must produce the bits of convert.h for every input: exact widening (a NaN may come
+// out with any payload, narrowing canonicalises it), RNE narrowing with convert.h's overflow and
+// NaN rules.
 template <class Fmt>
 struct GenericCvt {
   using Bits = typename Fmt::Bits;
@@ -206,6 +207,15 @@ struct GenericCvt {
   static void narrow(unsigned char* __restrict out, const float* __restrict in) {
     for (size_t i = 0; i < N; ++i) store_unaligned<Bits>(out + i * kBytes, Fmt::narrow(in[i]));
   }
+};
+
+// The tile converters an ISA uses for the narrow types. ISA TUs derive from this and replace
+// members whose generic version vectorises poorly.
+struct GenericConverters {
+  using Fp16 = GenericCvt<Fp16Format>;
+  using Bf16 = GenericCvt<Bf16Format>;
+  using E4m3 = GenericCvt<E4m3Format>;
+  using E5m2 = GenericCvt<E5m2Format>;
 };
 
 template <class Cvt, class Op>
@@ -281,8 +291,8 @@ void narrow_any_op(unsigned char* dst, const void* const* srcs, int nsrc, size_t
   });
 }
 
-// The whole kernel of one ISA. Fp16Cvt converts fp16 tiles (GenericCvt<Fp16Format> or F16C).
-template <class Fp16Cvt>
+// The whole kernel of one ISA; Cvts is GenericConverters or an ISA's refinement of it.
+template <class Cvts>
 void reduce_n_impl(void* dst_v, const void* const* srcs, int nsrc, size_t count,
                    sclDataType_t dt, sclRedOp_t op, int avg_divisor) {
   auto* dst = static_cast<unsigned char*>(dst_v);
@@ -304,13 +314,13 @@ void reduce_n_impl(void* dst_v, const void* const* srcs, int nsrc, size_t count,
     case sclFloat64:
       return native_any_op<double>(dst, srcs, nsrc, count, op, avg_divisor);
     case sclFloat16:
-      return narrow_any_op<Fp16Cvt>(dst, srcs, nsrc, count, op, avg_divisor);
+      return narrow_any_op<typename Cvts::Fp16>(dst, srcs, nsrc, count, op, avg_divisor);
     case sclBfloat16:
-      return narrow_any_op<GenericCvt<Bf16Format>>(dst, srcs, nsrc, count, op, avg_divisor);
+      return narrow_any_op<typename Cvts::Bf16>(dst, srcs, nsrc, count, op, avg_divisor);
     case sclFloat8e4m3:
-      return narrow_any_op<GenericCvt<E4m3Format>>(dst, srcs, nsrc, count, op, avg_divisor);
+      return narrow_any_op<typename Cvts::E4m3>(dst, srcs, nsrc, count, op, avg_divisor);
     case sclFloat8e5m2:
-      return narrow_any_op<GenericCvt<E5m2Format>>(dst, srcs, nsrc, count, op, avg_divisor);
+      return narrow_any_op<typename Cvts::E5m2>(dst, srcs, nsrc, count, op, avg_divisor);
     default:
       return;
   }

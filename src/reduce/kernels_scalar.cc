@@ -7,7 +7,7 @@ namespace stratacl::reduce::detail {
 
 void reduce_n_scalar(void* dst, const void* const* srcs, int nsrc, size_t count,
                      sclDataType_t dt, sclRedOp_t op, int avg_divisor) {
-  reduce_n_impl<GenericCvt<Fp16Format>>(dst, srcs, nsrc, count, dt, op, avg_divisor);
+  reduce_n_impl<GenericConverters>(dst, srcs, nsrc, count, dt, op, avg_divisor);
 }
 
 }  // namespace stratacl::reduce::detail
