@@ -88,10 +88,12 @@ sclResult_t sclGetUniqueId(sclUniqueId* uniqueId) {
   id.secret = *secret;
   id.root.sin_family = AF_INET;
   id.root.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (const char* a = std::getenv("STRATACL_ROOT_ADDR"); a && *a) {
-    Result<sockaddr_in> addr = bootstrap::parse_host_port(a);
+  // Loopback unless told otherwise: ranks on other hosts need a routable address.
+  if (const char* a = std::getenv("STRATACL_BOOTSTRAP_ADDR"); a && *a) {
+    Result<sockaddr_in> addr = bootstrap::parse_host_port(std::string(a) + ":1");
     if (!addr.ok()) return report(nullptr, addr.status());
     id.root = *addr;
+    id.root.sin_port = 0;
   }
   Result<UniqueFd> listener = bootstrap::tcp_listen(&id.root);
   if (!listener.ok()) return report(nullptr, listener.status());
@@ -103,6 +105,9 @@ sclResult_t sclGetUniqueId(sclUniqueId* uniqueId) {
 
 sclResult_t sclCommInitRankConfig(sclComm_t* comm, int nranks, sclUniqueId commId, int rank,
                                   sclConfig_t* config) {
+  if (nranks >= 1 && (rank < 0 || rank >= nranks)) {
+    return report(nullptr, Errorf(sclInvalidArgument, "rank: %d is out of range [0, %d)", rank, nranks));
+  }
   Result<bootstrap::IdData> id = bootstrap::decode_id(commId);
   if (!id.ok()) return report(nullptr, id.status());
   InitRequest req;

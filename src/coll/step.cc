@@ -24,7 +24,7 @@ Status explain_timeout(const CollContext& c, const Status& s, Flag ControlBlock:
               std::to_string(cb->arrive.value.load()) + " (" + sig_text(cb->desc.sig) + ")";
     }
   }
-  return Status(s.code(), s.message() + ". Late: " + late);
+  return Status(s.code(), s.message() + ". Late: " + late).with_culprit(s.culprit());
 }
 
 Status wait_all(CollContext& c, Flag ControlBlock::*line, const char* phase) {

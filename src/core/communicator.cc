@@ -195,6 +195,7 @@ void Communicator::revoke(const Status& why) {
     if (revoked_.ok()) revoked_ = why;
   }
   ControlBlock* me = static_cast<ControlBlock*>(cb_);
+  me->culprit.store(why.culprit(), std::memory_order_relaxed);
   uint32_t expected = kNotRevoked;
   me->revoked.compare_exchange_strong(expected, aborted_.load() ? kAborted : kFailed);
   // Peers sleeping on our lines wake, re-check and see the revocation.
@@ -223,7 +224,7 @@ void Communicator::depart() {
     if (p == ctx_.rank) continue;
     Flag& f = ctx_.peers[size_t(p)].cb->depart;
     while (f.value.load(std::memory_order_acquire) == 0) {
-      if (live_.first_dead() == p) break;
+      if (live_.is_dead(p)) break;
       if (deadline.expired()) {
         leak_shared_ = true;
         return;

@@ -21,10 +21,18 @@ class [[nodiscard]] Status {
   bool ok() const { return code_ == sclSuccess; }
   sclResult_t code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The rank whose failure caused this error (-1: none or unknown), so a revocation can name
+  // the root cause to every peer.
+  int culprit() const { return culprit_; }
+  Status with_culprit(int rank) && {
+    culprit_ = rank;
+    return std::move(*this);
+  }
 
  private:
   sclResult_t code_ = sclSuccess;
   std::string message_;
+  int culprit_ = -1;
 };
 
 // printf-style constructors for the common codes.

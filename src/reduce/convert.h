@@ -25,7 +25,9 @@
 namespace stratacl::reduce {
 namespace convert_detail {
 
-[[gnu::always_inline]] inline uint32_t float_bits(float f) { return __builtin_bit_cast(uint32_t, f); }
+[[gnu::always_inline]] inline uint32_t float_bits(float f) {
+  return __builtin_bit_cast(uint32_t, f);
+}
 [[gnu::always_inline]] inline float bits_float(uint32_t u) { return __builtin_bit_cast(float, u); }
 
 // A narrow binary format: kExp exponent bits, kMan mantissa bits, exponent bias kBias.
@@ -95,7 +97,8 @@ template <class F>
   const uint32_t x = convert_detail::float_bits(f);
   const uint32_t a = x & 0x7FFFFFFFu;
   // Anything that rounds past the largest finite value (65504), inf included, is inf (0x7C00).
-  const uint32_t code = convert_detail::min_u32(convert_detail::round_magnitude<convert_detail::Fp16>(a), 0x7C00u);
+  const uint32_t code =
+      convert_detail::min_u32(convert_detail::round_magnitude<convert_detail::Fp16>(a), 0x7C00u);
   const uint32_t r = a > 0x7F800000u ? 0x7E00u : (code | ((x >> 16) & 0x8000u));
   return uint16_t(r);
 }
@@ -121,7 +124,8 @@ template <class F>
   const uint32_t x = convert_detail::float_bits(f);
   const uint32_t a = x & 0x7FFFFFFFu;
   // Saturate to 448 (0x7E); 0x7F is NaN. This also maps +-inf to +-448.
-  const uint32_t code = convert_detail::min_u32(convert_detail::round_magnitude<convert_detail::E4m3>(a), 0x7Eu);
+  const uint32_t code =
+      convert_detail::min_u32(convert_detail::round_magnitude<convert_detail::E4m3>(a), 0x7Eu);
   const uint32_t r = a > 0x7F800000u ? 0x7Fu : (code | ((x >> 24) & 0x80u));
   return uint8_t(r);
 }
@@ -134,7 +138,8 @@ template <class F>
   const uint32_t x = convert_detail::float_bits(f);
   const uint32_t a = x & 0x7FFFFFFFu;
   // Finite overflow saturates to 57344 (0x7B); inf stays inf (0x7C).
-  uint32_t code = convert_detail::min_u32(convert_detail::round_magnitude<convert_detail::E5m2>(a), 0x7Bu);
+  uint32_t code =
+      convert_detail::min_u32(convert_detail::round_magnitude<convert_detail::E5m2>(a), 0x7Bu);
   code = a == 0x7F800000u ? 0x7Cu : code;
   const uint32_t r = a > 0x7F800000u ? 0x7Eu : (code | ((x >> 24) & 0x80u));
   return uint8_t(r);

@@ -10,11 +10,12 @@
 // once, in order, into a small accumulator on the stack, and only then is the tile written to
 // dst. That is what makes dst == srcs[k] safe, and the working set stays in L1.
 //
-// Vectorisation is left to the compiler. To get it at plain -O2 (whose "very cheap" cost model
-// refuses loops that need a scalar epilogue or a runtime alias check) every compute loop runs a
-// compile-time number of iterations over __restrict tiles; the last, partial tile is padded.
-// Unaligned sources are read with memcpy, which compiles to unaligned vector loads and is not
-// undefined behaviour for misaligned pointers.
+// Vectorisation is left to the compiler, except for the fp16/fp8 tile converters, which the AVX
+// TUs write with intrinsics (GenericConverters below). To get it at plain -O2 (whose "very cheap"
+// cost model refuses loops that need a scalar epilogue or a runtime alias check) every compute
+// loop runs a compile-time number of iterations over __restrict tiles; the last, partial tile is
+// padded with zeros. Unaligned sources are read with memcpy, which compiles to unaligned vector
+// loads and is not undefined behaviour for misaligned pointers.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +28,7 @@
 namespace stratacl::reduce::detail {
 namespace {
 
-constexpr size_t kTileBytes = 4096;  // accumulator tile of the native types
+constexpr size_t kTileBytes = 4096;   // accumulator tile of the native types
 constexpr size_t kNarrowTile = 1024;  // floats per accumulator tile of the narrow types
 
 template <class T>
@@ -149,7 +150,8 @@ void reduce_native(unsigned char* dst, const void* const* srcs, int nsrc, size_t
     const size_t n = count - base < N ? count - base : N;
     const size_t off = base * sizeof(T), bytes = n * sizeof(T);
     __builtin_memcpy(acc, static_cast<const unsigned char*>(srcs[0]) + off, bytes);
-    if (n < N) __builtin_memset(reinterpret_cast<unsigned char*>(acc) + bytes, 0, kTileBytes - bytes);
+    if (n < N)
+      __builtin_memset(reinterpret_cast<unsigned char*>(acc) + bytes, 0, kTileBytes - bytes);
     for (int k = 1; k < nsrc; ++k) {
       const unsigned char* src = static_cast<const unsigned char*>(srcs[k]) + off;
       if (n < N) {  // last tile: pad it so the loop below can run its full constant length
@@ -190,10 +192,10 @@ struct E5m2Format {
 };
 
 // Tile converter built from the scalar functions; the compiler vectorises it where it can. An ISA
-// TU may substitute its own converter with the same interface (see Converters below). Whatever it
-// does, it must produce the bits of convert.h for every input: exact widening (a NaN may come
+// TU may substitute its own converter with the same interface (see GenericConverters). Whatever
+// it does, it must produce the bits of convert.h for every input: exact widening (a NaN may come
 // out with any payload, narrowing canonicalises it), RNE narrowing with convert.h's overflow and
-// NaN rules.
+// NaN rules, independent of MXCSR.RC.
 template <class Fmt>
 struct GenericCvt {
   using Bits = typename Fmt::Bits;
@@ -276,16 +278,16 @@ void with_op(sclRedOp_t op, Fn&& fn) {
 }
 
 template <class T>
-void native_any_op(unsigned char* dst, const void* const* srcs, int nsrc, size_t count, sclRedOp_t op,
-            int avg_divisor) {
+void native_any_op(unsigned char* dst, const void* const* srcs, int nsrc, size_t count,
+                   sclRedOp_t op, int avg_divisor) {
   with_op(op, [&](auto op_tag) {
     reduce_native<T, decltype(op_tag)>(dst, srcs, nsrc, count, avg_divisor);
   });
 }
 
 template <class Cvt>
-void narrow_any_op(unsigned char* dst, const void* const* srcs, int nsrc, size_t count, sclRedOp_t op,
-            int avg_divisor) {
+void narrow_any_op(unsigned char* dst, const void* const* srcs, int nsrc, size_t count,
+                   sclRedOp_t op, int avg_divisor) {
   with_op(op, [&](auto op_tag) {
     reduce_narrow<Cvt, decltype(op_tag)>(dst, srcs, nsrc, count, avg_divisor);
   });
@@ -293,8 +295,8 @@ void narrow_any_op(unsigned char* dst, const void* const* srcs, int nsrc, size_t
 
 // The whole kernel of one ISA; Cvts is GenericConverters or an ISA's refinement of it.
 template <class Cvts>
-void reduce_n_impl(void* dst_v, const void* const* srcs, int nsrc, size_t count,
-                   sclDataType_t dt, sclRedOp_t op, int avg_divisor) {
+void reduce_n_impl(void* dst_v, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
+                   sclRedOp_t op, int avg_divisor) {
   auto* dst = static_cast<unsigned char*>(dst_v);
   switch (dt) {
     case sclInt8:

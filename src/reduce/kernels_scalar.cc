@@ -5,8 +5,8 @@
 
 namespace stratacl::reduce::detail {
 
-void reduce_n_scalar(void* dst, const void* const* srcs, int nsrc, size_t count,
-                     sclDataType_t dt, sclRedOp_t op, int avg_divisor) {
+void reduce_n_scalar(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
+                     sclRedOp_t op, int avg_divisor) {
   reduce_n_impl<GenericConverters>(dst, srcs, nsrc, count, dt, op, avg_divisor);
 }
 

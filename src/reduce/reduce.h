@@ -64,12 +64,12 @@ namespace detail {
 // One kernel per ISA translation unit. Arguments are already validated (dt, op in range,
 // nsrc >= 1, count >= 1, avg_divisor >= 1 for avg); call through reduce_n_isa, which also makes
 // sure the CPU can run it.
-void reduce_n_scalar(void* dst, const void* const* srcs, int nsrc, size_t count,
-                     sclDataType_t dt, sclRedOp_t op, int avg_divisor);
+void reduce_n_scalar(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
+                     sclRedOp_t op, int avg_divisor);
 void reduce_n_avx2(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
                    sclRedOp_t op, int avg_divisor);
-void reduce_n_avx512(void* dst, const void* const* srcs, int nsrc, size_t count,
-                     sclDataType_t dt, sclRedOp_t op, int avg_divisor);
+void reduce_n_avx512(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
+                     sclRedOp_t op, int avg_divisor);
 }  // namespace detail
 
 }  // namespace stratacl::reduce

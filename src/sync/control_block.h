@@ -62,7 +62,7 @@ struct ControlBlock {
   Flag done;    // seq of the last step whose buffers peers have stopped using; status = result
   Flag depart;  // 1 once this rank is destroying the communicator
   alignas(64) std::atomic<uint32_t> revoked{0};  // non-zero: see Revocation
-  int32_t revoke_code = 0;
+  std::atomic<int32_t> culprit{-1};               // the rank whose failure caused it, if known
   alignas(64) CallDesc desc;
   // Followed in memory by: P2PChannel send[nranks]; Flag recv_ack[nranks];
   // uint64_t vec[4*nranks+8].

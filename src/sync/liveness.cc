@@ -45,3 +45,15 @@ int Liveness::first_dead() const {
 }
 
 }  // namespace stratacl
+
+namespace stratacl {
+
+bool Liveness::is_dead(int rank) const {
+  const UniqueFd& fd = fds_[size_t(rank)];
+  if (fd.get() == -2) return true;
+  if (!fd.valid()) return false;
+  pollfd p{fd.get(), POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
+}
+
+}  // namespace stratacl

@@ -19,6 +19,7 @@ class Liveness {
 
   // Returns the lowest dead rank, or -1 when all are alive. Costs one poll(2) with 0 timeout.
   int first_dead() const;
+  bool is_dead(int rank) const;
   pid_t pid_of(int rank) const { return pids_[size_t(rank)]; }
 
  private:

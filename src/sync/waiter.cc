@@ -39,21 +39,29 @@ Status Waiter::check_peers() const {
   if (local_abort_ && local_abort_->load(std::memory_order_acquire)) {
     return Errorf(sclRemoteError, "the communicator was aborted by this rank");
   }
-  for (size_t r = 0; r < peers_.size(); ++r) {
-    const uint32_t why = peers_[r] ? peers_[r]->revoked.load(std::memory_order_acquire) : 0;
-    if (why != kNotRevoked) {
-      const char* what = why == kAborted    ? "called sclCommAbort"
-                         : why == kDeparted ? "destroyed the communicator"
-                                            : "failed and revoked the communicator";
-      return Errorf(sclRemoteError, "rank %zu (pid %d) %s", r, live_ ? live_->pid_of(int(r)) : 0,
-                    what);
-    }
-  }
+  // A death is the root cause of everything else, so it is reported first.
   if (live_) {
     int dead = live_->first_dead();
     if (dead >= 0) {
-      return Errorf(sclRemoteError, "rank %d (pid %d) died", dead, live_->pid_of(dead));
+      return Errorf(sclRemoteError, "rank %d (pid %d) died", dead, live_->pid_of(dead))
+          .with_culprit(dead);
     }
+  }
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    const uint32_t why = peers_[r] ? peers_[r]->revoked.load(std::memory_order_acquire) : 0;
+    if (why == kNotRevoked) continue;
+    const char* what = why == kAborted    ? "called sclCommAbort"
+                       : why == kDeparted ? "destroyed the communicator"
+                                          : "failed and revoked the communicator";
+    const int culprit = peers_[r]->culprit.load(std::memory_order_acquire);
+    std::string cause;
+    if (why == kFailed && culprit >= 0 && size_t(culprit) != r) {
+      cause = " because rank " + std::to_string(culprit) + " (pid " +
+              std::to_string(live_ ? live_->pid_of(culprit) : 0) + ") failed";
+    }
+    return Errorf(sclRemoteError, "rank %zu (pid %d) %s%s", r, live_ ? live_->pid_of(int(r)) : 0,
+                  what, cause.c_str())
+        .with_culprit(culprit >= 0 ? culprit : int(r));
   }
   return Status::Ok();
 }
@@ -75,10 +83,11 @@ Status Waiter::wait(const Flag& flag, uint32_t target, int rank, const Deadline&
   for (;;) {
     if (reached()) return Status::Ok();
     Status s = check_peers();
-    if (!s.ok()) return Status(s.code(), what() + ": " + s.message());
+    if (!s.ok()) return Status(s.code(), what() + ": " + s.message()).with_culprit(s.culprit());
     if (deadline.expired()) {
       return Errorf(sclTimeout, "%s: timed out waiting for rank %d (it is at %u, we need %u)",
-                    what().c_str(), rank, flag.value.load(), target);
+                    what().c_str(), rank, flag.value.load(), target)
+          .with_culprit(rank);
     }
     mutable_flag.sleepers.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t seen = flag.value.load(std::memory_order_seq_cst);

@@ -38,8 +38,8 @@ std::vector<Isa> supported_isas() {
 struct NarrowFormat {
   const char* name;
   int bits, exp_bits, man_bits, bias;
-  bool has_inf;        // top exponent is inf/NaN (fp16, bf16, e5m2); else only all-ones is NaN
-  bool saturate;       // finite overflow goes to the largest finite value (fp8)
+  bool has_inf;   // top exponent is inf/NaN (fp16, bf16, e5m2); else only all-ones is NaN
+  bool saturate;  // finite overflow goes to the largest finite value (fp8)
   uint32_t canonical_nan;
   float (*widen)(uint32_t);
   uint32_t (*narrow)(float);
@@ -63,16 +63,44 @@ struct NarrowFormat {
   }
 };
 
-const NarrowFormat kFp16{"fp16", 16, 5, 10, 15, true, false, 0x7E00,
+const NarrowFormat kFp16{"fp16",
+                         16,
+                         5,
+                         10,
+                         15,
+                         true,
+                         false,
+                         0x7E00,
                          [](uint32_t c) { return half_to_float(uint16_t(c)); },
                          [](float f) -> uint32_t { return float_to_half(f); }};
-const NarrowFormat kBf16{"bf16", 16, 8, 7, 127, true, false, 0x7FC0,
+const NarrowFormat kBf16{"bf16",
+                         16,
+                         8,
+                         7,
+                         127,
+                         true,
+                         false,
+                         0x7FC0,
                          [](uint32_t c) { return bf16_to_float(uint16_t(c)); },
                          [](float f) -> uint32_t { return float_to_bf16(f); }};
-const NarrowFormat kE4m3{"e4m3", 8, 4, 3, 7, false, true, 0x7F,
+const NarrowFormat kE4m3{"e4m3",
+                         8,
+                         4,
+                         3,
+                         7,
+                         false,
+                         true,
+                         0x7F,
                          [](uint32_t c) { return e4m3_to_float(uint8_t(c)); },
                          [](float f) -> uint32_t { return float_to_e4m3(f); }};
-const NarrowFormat kE5m2{"e5m2", 8, 5, 2, 15, true, true, 0x7E,
+const NarrowFormat kE5m2{"e5m2",
+                         8,
+                         5,
+                         2,
+                         15,
+                         true,
+                         true,
+                         0x7E,
                          [](uint32_t c) { return e5m2_to_float(uint8_t(c)); },
                          [](float f) -> uint32_t { return float_to_e5m2(f); }};
 const NarrowFormat* const kFormats[] = {&kFp16, &kBf16, &kE4m3, &kE5m2};
@@ -101,7 +129,8 @@ class SlowRounder {
       const double ulp = max_value - values_[values_.size() - 2];
       return sign | (a >= max_value + ulp / 2 ? f_.inf_code() : max_code);
     }
-    const size_t lo = size_t(std::upper_bound(values_.begin(), values_.end(), a) - values_.begin()) - 1;
+    const size_t lo =
+        size_t(std::upper_bound(values_.begin(), values_.end(), a) - values_.begin()) - 1;
     if (values_[lo] == a) return sign | uint32_t(lo);
     const double mid = (values_[lo] + values_[lo + 1]) / 2;  // exact: few significant bits
     size_t pick = a < mid ? lo : lo + 1;
@@ -182,7 +211,7 @@ TEST(ReduceConvert, RandomFloatsMatchSlowReference) {
       float x;
       if (i % 2 == 0) {
         x = float_of(uint32_t(rng()));  // anywhere, NaN and inf included
-      } else {  // around the format's range, where rounding matters
+      } else {                          // around the format's range, where rounding matters
         const int e = min_exp + int(rng() % uint64_t(max_exp - min_exp + 1));
         x = std::ldexp(1.0f + float(rng() % (1u << 23)) / float(1u << 23), e);
         if (rng() & 1) x = -x;
@@ -229,8 +258,8 @@ TEST(ReduceConvert, SpotValues) {
 
 // ============================== Reduction: reference and harness ==============================
 
-const sclDataType_t kAllTypes[] = {sclInt8,    sclUint8,   sclInt32,    sclUint32,
-                                   sclInt64,   sclUint64,  sclFloat16,  sclFloat32,
+const sclDataType_t kAllTypes[] = {sclInt8,    sclUint8,    sclInt32,      sclUint32,
+                                   sclInt64,   sclUint64,   sclFloat16,    sclFloat32,
                                    sclFloat64, sclBfloat16, sclFloat8e4m3, sclFloat8e5m2};
 const sclRedOp_t kAllOps[] = {sclSum, sclProd, sclMax, sclMin, sclAvg};
 
@@ -311,7 +340,8 @@ void ref_narrow(const NarrowFormat& f, unsigned char* out, const Srcs& in, size_
                 sclRedOp_t op, int div) {
   for (size_t i = 0; i < count; ++i) {
     float acc = f.widen(load_at<Bits>(in[0], i));
-    for (size_t k = 1; k < in.size(); ++k) acc = float_op(op, acc, f.widen(load_at<Bits>(in[k], i)));
+    for (size_t k = 1; k < in.size(); ++k)
+      acc = float_op(op, acc, f.widen(load_at<Bits>(in[k], i)));
     if (op == sclAvg) acc = acc / float(div);
     store_at<Bits>(out, i, Bits(f.narrow(acc)));
   }
@@ -423,15 +453,16 @@ std::string hex_bytes(const unsigned char* p, size_t n) {
 }
 
 struct Layout {
-  bool misaligned;   // shift dst and each src by 1..3 bytes off a 64-byte boundary
-  int inplace;       // -1: separate dst; else dst == srcs[inplace]
+  bool misaligned;  // shift dst and each src by 1..3 bytes off a 64-byte boundary
+  int inplace;      // -1: separate dst; else dst == srcs[inplace]
 };
 
 // Buffers with guard bytes on both sides, at a chosen offset from a 64-byte boundary.
 class GuardedBuffer {
  public:
   static constexpr size_t kGuard = 64;
-  GuardedBuffer(size_t bytes, size_t shift) : bytes_(bytes), shift_(shift), store_(bytes + 4 * kGuard) {
+  GuardedBuffer(size_t bytes, size_t shift)
+      : bytes_(bytes), shift_(shift), store_(bytes + 4 * kGuard) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(store_.data());
     start_ = size_t((kGuard - base % kGuard) % kGuard) + kGuard + shift;
   }
@@ -611,9 +642,12 @@ TEST(ReduceSemantics, EdgeCasesOnEveryIsa) {
     const auto nan = run<float>(isa, sclFloat32, sclSum, {{INFINITY}, {-INFINITY}});
     EXPECT_EQ(bits_of(nan[0]), 0x7FC00000u);
     // Narrow types round once, after the float32 sum; fp8 saturates, fp16 overflows to inf.
-    EXPECT_EQ(run<uint8_t>(isa, sclFloat8e4m3, sclSum, {{0x7E}, {0x7E}}), (std::vector<uint8_t>{0x7E}));
-    EXPECT_EQ(run<uint8_t>(isa, sclFloat8e5m2, sclSum, {{0x7B}, {0x7B}}), (std::vector<uint8_t>{0x7B}));
-    EXPECT_EQ(run<uint8_t>(isa, sclFloat8e5m2, sclSum, {{0x7C}, {0x3C}}), (std::vector<uint8_t>{0x7C}));
+    EXPECT_EQ(run<uint8_t>(isa, sclFloat8e4m3, sclSum, {{0x7E}, {0x7E}}),
+              (std::vector<uint8_t>{0x7E}));
+    EXPECT_EQ(run<uint8_t>(isa, sclFloat8e5m2, sclSum, {{0x7B}, {0x7B}}),
+              (std::vector<uint8_t>{0x7B}));
+    EXPECT_EQ(run<uint8_t>(isa, sclFloat8e5m2, sclSum, {{0x7C}, {0x3C}}),
+              (std::vector<uint8_t>{0x7C}));
     EXPECT_EQ(run<uint16_t>(isa, sclFloat16, sclSum, {{0x7BFF}, {0x7BFF}}),
               (std::vector<uint16_t>{0x7C00}));
     // 1 + 2^-11 + 2^-11 in fp16: rounding after each add would give 1, once gives 1 + 2^-10.

@@ -1,0 +1,51 @@
+// Shared helpers of the fault-test program: checks that print what failed and count failures.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "stratacl/stratacl.h"
+
+namespace fault {
+
+inline int g_failures = 0;
+inline int g_rank = -1;
+
+inline void expect(bool ok, const char* what, const std::string& detail = "") {
+  if (!ok) {
+    ++g_failures;
+    std::fprintf(stderr, "rank %d: FAILED: %s %s\n", g_rank, what, detail.c_str());
+  }
+}
+
+// Expects `r` == `want` and the last error text to contain `needle`.
+inline void expect_error(sclResult_t r, sclResult_t want, sclComm_t comm, const char* needle,
+                         const char* what) {
+  const std::string msg = sclGetLastError(comm);
+  expect(r == want, what,
+         std::string("got ") + sclGetErrorString(r) + " (" + msg + "), want " + sclGetErrorString(want));
+  if (r == want && needle && msg.find(needle) == std::string::npos) {
+    expect(false, what, "message \"" + msg + "\" does not mention \"" + needle + "\"");
+  }
+}
+
+inline sclComm_t init_or_die() {
+  sclComm_t comm = nullptr;
+  sclResult_t r = sclCommInitFromEnv(&comm);
+  if (r != sclSuccess) {
+    std::fprintf(stderr, "init failed: %s: %s\n", sclGetErrorString(r), sclGetLastError(nullptr));
+    std::exit(2);
+  }
+  sclCommUserRank(comm, &g_rank);
+  return comm;
+}
+
+int run_bad_arguments();
+int run_mismatch();
+int run_kill_survivor(int victim, int iterations);
+int run_peer_never_arrives();
+int run_abort();
+
+}  // namespace fault

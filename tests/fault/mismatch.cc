@@ -1,0 +1,68 @@
+// Mismatched calls across ranks become sclInvalidUsage on every rank, with a message showing
+// both sides, and the communicator stays usable.
+#include <vector>
+
+#include "fault_common.h"
+
+namespace fault {
+namespace {
+
+void check_recovers(sclComm_t comm, float* a, int n) {
+  for (int i = 0; i < 64; ++i) a[i] = 1.0f;
+  sclResult_t r = sclAllReduce(a, a, 64, sclFloat32, sclSum, comm, nullptr);
+  expect(r == sclSuccess && a[63] == float(n), "allreduce after a mismatch", sclGetLastError(comm));
+}
+
+}  // namespace
+
+int run_mismatch() {
+  sclComm_t comm = init_or_die();
+  int n = 0;
+  sclCommCount(comm, &n);
+  float *a, *b;
+  sclMemAlloc(reinterpret_cast<void**>(&a), 4096 * sizeof(float) * size_t(n));
+  sclMemAlloc(reinterpret_cast<void**>(&b), 4096 * sizeof(float) * size_t(n));
+  const bool odd = g_rank == n - 1;  // the rank that calls something different
+
+  sclResult_t r = sclAllReduce(a, b, odd ? 100 : 200, sclFloat32, sclSum, comm, nullptr);
+  expect_error(r, sclInvalidUsage, comm, "count=", "mismatched count");
+  check_recovers(comm, a, n);
+  r = sclAllReduce(a, b, 64, odd ? sclInt32 : sclFloat32, sclSum, comm, nullptr);
+  expect_error(r, sclInvalidUsage, comm, "dtype=", "mismatched dtype");
+  check_recovers(comm, a, n);
+  r = sclAllReduce(a, b, 64, sclFloat32, odd ? sclMax : sclSum, comm, nullptr);
+  expect_error(r, sclInvalidUsage, comm, "op=", "mismatched op");
+  check_recovers(comm, a, n);
+  r = sclBroadcast(a, b, 64, sclFloat32, odd ? 1 % n : 0, comm, nullptr);
+  if (n > 1) expect_error(r, sclInvalidUsage, comm, "root=", "mismatched root");
+  check_recovers(comm, a, n);
+  r = odd ? sclAllGather(a, b, 64, sclFloat32, comm, nullptr)
+          : sclAllReduce(a, b, 64, sclFloat32, sclSum, comm, nullptr);
+  if (n > 1) expect_error(r, sclInvalidUsage, comm, "allgather", "mismatched collective");
+  check_recovers(comm, a, n);
+  // alltoallv: the odd rank expects one element more from rank 0 than rank 0 sends.
+  const size_t un = static_cast<size_t>(n);
+  std::vector<size_t> sc(un, 4), sd(un, 0), rc(un, 4), rd(un, 0);
+  for (int p = 0; p < n; ++p) sd[size_t(p)] = rd[size_t(p)] = size_t(p) * 8;
+  if (odd) rc[0] = 5;
+  r = sclAlltoAllv(a, sc.data(), sd.data(), b, rc.data(), rd.data(), sclFloat32, comm, nullptr);
+  expect_error(r, sclInvalidUsage, comm, nullptr, "mismatched alltoallv counts");
+  check_recovers(comm, a, n);
+  // send/recv: the receiver expects a different count.
+  if (n > 1) {
+    const int peer = g_rank == 0 ? 1 : 0;
+    if (g_rank <= 1) {
+      r = g_rank == 0 ? sclSend(a, 10, sclFloat32, peer, comm, nullptr)
+                      : sclRecv(b, 11, sclFloat32, peer, comm, nullptr);
+      expect_error(r, sclInvalidUsage, comm, nullptr, "mismatched send/recv count");
+    }
+    check_recovers(comm, a, n);
+  }
+  sclMemFree(a);
+  sclMemFree(b);
+  expect(sclCommDestroy(comm) == sclSuccess, "destroy");
+  std::printf("rank %d: mismatch: %d failures\n", g_rank, g_failures);
+  return g_failures ? 1 : 0;
+}
+
+}  // namespace fault

@@ -1,0 +1,79 @@
+#include "buffers.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace mp {
+
+const char* MemName(Mem m) { return m == Mem::kHeap ? "heap" : "malloc"; }
+
+Buffer::Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems,
+               unsigned char sentinel)
+    : mem_(mem), dtype_(t), count_(count), offset_(offset_elems), es_(DtypeSize(t)),
+      sentinel_(sentinel) {
+  const size_t bytes = whole_elems() * es_;
+  if (mem == Mem::kHeap) {
+    MP_OK(sclMemAlloc(&base_, bytes));
+  } else {
+    base_ = std::malloc(bytes);
+    if (!base_) Fatal("malloc(%zu) failed", bytes);
+  }
+  data_ = static_cast<char*>(base_) + offset_ * es_;
+  FillSentinel();
+}
+
+Buffer::~Buffer() { Release(); }
+
+void Buffer::Release() {
+  if (!base_) return;
+  if (mem_ == Mem::kHeap) {
+    MP_OK(sclMemFree(base_));
+  } else {
+    std::free(base_);
+  }
+  base_ = data_ = nullptr;
+}
+
+Buffer::Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    Release();
+    mem_ = o.mem_;
+    dtype_ = o.dtype_;
+    count_ = o.count_;
+    offset_ = o.offset_;
+    es_ = o.es_;
+    sentinel_ = o.sentinel_;
+    base_ = std::exchange(o.base_, nullptr);
+    data_ = std::exchange(o.data_, nullptr);
+  }
+  return *this;
+}
+
+void Buffer::FillSentinel() { std::memset(base_, sentinel_, whole_elems() * es_); }
+
+std::vector<unsigned char> Buffer::Image() const {
+  return std::vector<unsigned char>(whole_elems() * es_, sentinel_);
+}
+
+uint64_t Buffer::Check(Tally& tally, const CallInfo& info, const char* name,
+                       const std::vector<unsigned char>& image) const {
+  const auto* got = static_cast<const unsigned char*>(base_);
+  const std::string guard = std::string(name) + "-guard";
+  uint64_t wrong = 0;
+  // Data first (the interesting part), then the guards on both sides.
+  wrong += tally.CountWrong(info, name, got + offset_ * es_, image.data() + offset_ * es_, count_, 0);
+  if (offset_ > 0) {
+    wrong += tally.CountWrong(info, guard.c_str(), got, image.data(), offset_, -(long long)offset_);
+  }
+  wrong += tally.CountWrong(info, guard.c_str(), got + (offset_ + count_) * es_,
+                         image.data() + (offset_ + count_) * es_, kTrailGuard,
+                         (long long)count_);
+  tally.Record(wrong);
+  return wrong;
+}
+
+}  // namespace mp

@@ -1,0 +1,215 @@
+#include "harness.h"
+
+#include <time.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "reference.h"
+
+namespace mp {
+namespace {
+
+Comm g_world;
+constexpr int kMaxLinesPerProcess = 40;
+constexpr int kMaxLinesPerCheck = 5;
+
+}  // namespace
+
+Comm Describe(sclComm_t comm) {
+  Comm c;
+  c.comm = comm;
+  MP_OK(sclCommUserRank(comm, &c.rank));
+  MP_OK(sclCommCount(comm, &c.n));
+  return c;
+}
+
+const Comm& World() { return g_world; }
+void SetWorld(const Comm& world) { g_world = world; }
+
+void Fatal(const char* fmt, ...) {
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "mp_tests: rank %d: FATAL: %s\n", g_world.rank, text);
+  fflush(stdout);
+  fflush(stderr);
+  exit(1);
+}
+
+void FatalCall(const char* expr, sclResult_t r, const char* file, int line) {
+  const char* thread_error = sclGetLastError(nullptr);
+  const char* comm_error = g_world.comm ? sclGetLastError(g_world.comm) : "";
+  Fatal("%s:%d: %s returned %d (%s); last error: \"%s\"; world comm last error: \"%s\"", file,
+        line, expr, int(r), sclGetErrorString(r), thread_error, comm_error);
+}
+
+const char* DtypeName(sclDataType_t t) {
+  switch (t) {
+    case sclInt8: return "int8";
+    case sclUint8: return "uint8";
+    case sclInt32: return "int32";
+    case sclUint32: return "uint32";
+    case sclInt64: return "int64";
+    case sclUint64: return "uint64";
+    case sclFloat16: return "float16";
+    case sclFloat32: return "float32";
+    case sclFloat64: return "float64";
+    case sclBfloat16: return "bfloat16";
+    case sclFloat8e4m3: return "fp8e4m3";
+    case sclFloat8e5m2: return "fp8e5m2";
+    default: return "?";
+  }
+}
+
+const char* OpName(int op) {
+  switch (op) {
+    case sclSum: return "sum";
+    case sclProd: return "prod";
+    case sclMax: return "max";
+    case sclMin: return "min";
+    case sclAvg: return "avg";
+    default: return "-";
+  }
+}
+
+size_t DtypeSize(sclDataType_t t) {
+  switch (t) {
+    case sclInt8:
+    case sclUint8:
+    case sclFloat8e4m3:
+    case sclFloat8e5m2:
+      return 1;
+    case sclFloat16:
+    case sclBfloat16:
+      return 2;
+    case sclInt32:
+    case sclUint32:
+    case sclFloat32:
+      return 4;
+    case sclInt64:
+    case sclUint64:
+    case sclFloat64:
+      return 8;
+    default:
+      Fatal("DtypeSize: bad dtype %d", int(t));
+  }
+}
+
+std::string CallInfo::Text() const {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s dtype=%s op=%s count=%zu root=%s%s%s", coll.c_str(),
+           DtypeName(dtype), OpName(op), count, root < 0 ? "-" : std::to_string(root).c_str(),
+           detail.empty() ? "" : " ", detail.c_str());
+  return buf;
+}
+
+uint64_t Tally::Compare(const CallInfo& info, const char* region, const void* got,
+                        const void* want, size_t elems, long long first_index) {
+  const uint64_t wrong = CountWrong(info, region, got, want, elems, first_index);
+  Record(wrong);
+  return wrong;
+}
+
+uint64_t Tally::CountWrong(const CallInfo& info, const char* region, const void* got,
+                           const void* want, size_t elems, long long first_index) {
+  const size_t es = DtypeSize(info.dtype);
+  elements_ += elems;
+  if (elems == 0 || std::memcmp(got, want, elems * es) == 0) return 0;
+  const auto* g = static_cast<const unsigned char*>(got);
+  const auto* w = static_cast<const unsigned char*>(want);
+  uint64_t wrong = 0;
+  int shown = 0;
+  for (size_t k = 0; k < elems; ++k) {
+    if (std::memcmp(g + k * es, w + k * es, es) == 0) continue;
+    ++wrong;
+    if (shown < kMaxLinesPerCheck && lines_printed_ < kMaxLinesPerProcess) {
+      ++shown;
+      ++lines_printed_;
+      const uint64_t gb = ref::LoadBits(got, info.dtype, k);
+      const uint64_t wb = ref::LoadBits(want, info.dtype, k);
+      fprintf(stderr, "MISMATCH rank %d: %s: %s[%lld]: got %s, expected %s\n", g_world.rank,
+              info.Text().c_str(), region, first_index + (long long)k,
+              ref::FormatBits(info.dtype, gb).c_str(), ref::FormatBits(info.dtype, wb).c_str());
+    }
+  }
+  if (lines_printed_ < kMaxLinesPerProcess) {
+    ++lines_printed_;
+    fprintf(stderr, "MISMATCH rank %d: %s: %s: %llu of %zu elements wrong\n", g_world.rank,
+            info.Text().c_str(), region, (unsigned long long)wrong, elems);
+  }
+  wrong_elements_ += wrong;
+  return wrong;
+}
+
+void Tally::Expect(bool ok, const CallInfo& info, const std::string& what) {
+  if (ok) {
+    ++passed_;
+    return;
+  }
+  ++failed_;
+  if (lines_printed_ < kMaxLinesPerProcess) {
+    ++lines_printed_;
+    fprintf(stderr, "FAILED rank %d: %s: %s\n", g_world.rank, info.Text().c_str(), what.c_str());
+  }
+}
+
+Tally& GlobalTally() {
+  static Tally t;
+  return t;
+}
+
+int Finish(const char* name) {
+  const Tally& t = GlobalTally();
+  const Comm& w = World();
+  uint64_t* buf = nullptr;
+  MP_OK(sclMemAlloc(reinterpret_cast<void**>(&buf), 4 * sizeof(uint64_t)));
+  buf[0] = t.passed();
+  buf[1] = t.failed();
+  buf[2] = t.elements();
+  buf[3] = t.wrong_elements();
+  MP_OK(sclAllReduce(buf, buf, 4, sclUint64, sclSum, w.comm, nullptr));
+  const uint64_t passed = buf[0], failed = buf[1], elements = buf[2], wrong = buf[3];
+  MP_OK(sclMemFree(buf));
+  if (t.failed() > 0) {
+    fprintf(stderr, "mp_tests %s: rank %d: %llu of %llu checks FAILED (%llu wrong elements)\n",
+            name, w.rank, (unsigned long long)t.failed(),
+            (unsigned long long)(t.passed() + t.failed()), (unsigned long long)t.wrong_elements());
+  }
+  if (w.rank == 0) {
+    if (failed == 0) {
+      printf("mp_tests %s: %llu checks passed (%llu elements, %d ranks)\n", name,
+             (unsigned long long)passed, (unsigned long long)elements, w.n);
+    } else {
+      printf("mp_tests %s: %llu of %llu checks FAILED (%llu of %llu elements wrong, %d ranks)\n",
+             name, (unsigned long long)failed, (unsigned long long)(passed + failed),
+             (unsigned long long)wrong, (unsigned long long)elements, w.n);
+    }
+    printf("%llu passed, %llu failed\n", (unsigned long long)passed, (unsigned long long)failed);
+  }
+  fflush(stdout);
+  fflush(stderr);
+  return (t.failed() > 0 || failed > 0) ? 1 : 0;
+}
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+uint64_t HashBytes(const void* p, size_t bytes) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < bytes; ++i) {
+    h ^= b[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace mp
