@@ -3,7 +3,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <cstdlib>
 #include <type_traits>
 
 #include "harness.h"
@@ -201,18 +200,10 @@ void FillReduced(void* dst, sclDataType_t t, sclRedOp_t op, uint64_t seed, int n
     for (int r = 0; r < nranks; ++r) rs[r] = RankSeed(seed, r);
     for (size_t k = 0; k < count; ++k) {
       const uint64_t hi = Mix(first + k);
-      if (getenv("MUT2")) {
-        typename Ty::A acc = Ty::ToAcc(Ty::Gen(kind, Mix(rs[nranks-1] ^ hi), nranks-1));
-        for (int r = nranks-2; r >= 0; --r) acc = Combine<Ty>(op, acc, Ty::ToAcc(Ty::Gen(kind, Mix(rs[r] ^ hi), r)));
-        if (op == sclAvg) acc = Ty::Div(acc, nranks);
-        out[k] = Ty::FromAcc(acc);
-        continue;
-      }
       typename Ty::A acc = Ty::ToAcc(Ty::Gen(kind, Mix(rs[0] ^ hi), 0));
       for (int r = 1; r < nranks; ++r) {
         acc = Combine<Ty>(op, acc, Ty::ToAcc(Ty::Gen(kind, Mix(rs[r] ^ hi), r)));
       }
-      if (getenv("MUT1") && k == 3) acc = Combine<Ty>(op, acc, acc);
       if (op == sclAvg) acc = Ty::Div(acc, nranks);
       out[k] = Ty::FromAcc(acc);
     }

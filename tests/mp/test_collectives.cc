@@ -3,15 +3,18 @@
 // malloc where the collective has an in-place form) x roots {0, n-1}, each call checked element
 // by element on every rank (data, untouched inputs and guards).
 //
-// The full matrix is ~8000 calls. On an oversubscribed machine (more ranks than cores) a call
-// costs up to a millisecond or more, so for n >= 5 the matrix is thinned, deterministically and
-// still covering every (collective, dtype, op) combination several times:
-//   - reducing collectives run every op at counts 1 and 7 (one-shot / small paths) and at one
-//     larger count (4097) for a rotating op per dtype; count 0 runs with op sum only;
-//   - each (collective, dtype, op, count) runs two of the six placements, rotating so that all
-//     six are used for every collective;
-//   - of those two, one uses root 0 and the other root n-1 (rooted collectives).
-// `collectives --full` runs the whole matrix whatever n is.
+// Pass 1 runs that whole matrix on the world communicator. Pass 2 repeats the part that goes
+// through the staging area (placements with a malloc buffer, counts 1 and 4097) on a
+// communicator split off with the smallest staging area (64 KiB), so that foreign buffers are
+// cut into several rounds.
+//
+// The full matrix is ~8000 calls per pass; on this 2-core machine 8 ranks run it in a few
+// seconds. `collectives --thin` runs a deterministic subset for slow builds (sanitizers):
+//   - reducing collectives run every op at counts 1 and 7 and at count 4097 for a rotating op
+//     per dtype; count 0 runs with op sum only;
+//   - each (collective, dtype, op, count) runs two of the placements, rotating through all of
+//     them, one with root 0 and the other with root n-1 (rooted collectives).
+// Every (collective, dtype, op) combination still runs several times.
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -32,27 +35,19 @@ const Placement kPlacements[] = {
     {"heap+1", Mem::kHeap, 0, Mem::kHeap, 1, true},
     {"malloc", Mem::kMalloc, 0, Mem::kMalloc, 0, true},
 };
-constexpr size_t kCounts[] = {0, 1, 7, 4097};
 
-}  // namespace
+struct MatrixOptions {
+  const char* label;
+  bool full;
+  std::vector<size_t> counts;
+  bool staged_only;  // only placements with a malloc buffer
+};
 
-int RunCollectives(int argc, char** argv) {
-  const Comm& w = World();
-  bool full = w.n <= 4;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--full") == 0) {
-      full = true;
-    } else {
-      Fatal("collectives: unknown argument '%s' (expected --full)", argv[i]);
-    }
-  }
+// Runs the matrix on `comm`; returns the number of calls.
+uint64_t RunMatrix(const Comm& comm, const MatrixOptions& opt, uint64_t& call_index) {
   Tally& tally = GlobalTally();
-  uint64_t call_index = 0;
-  const double start = Now();
-  if (w.rank == 0) {
-    printf("collectives: %d ranks, %s matrix\n", w.n, full ? "full" : "thinned");
-  }
-
+  const bool full = opt.full;
+  uint64_t total_calls = 0;
   for (Coll coll : kAllColls) {
     const double t0 = Now();
     uint64_t calls = 0;
@@ -65,7 +60,8 @@ int RunCollectives(int argc, char** argv) {
         spec.dtype = dtype;
         spec.placement = kPlacements[0];
         spec.seed = ref::MakeSeed(++call_index);
-        RunAndVerify(w, spec, tally);
+        spec.context = opt.label;
+        RunAndVerify(comm, spec, tally);
         ++calls;
         continue;
       }
@@ -77,23 +73,27 @@ int RunCollectives(int argc, char** argv) {
       }
       for (size_t oi = 0; oi < ops.size(); ++oi) {
         const int op = ops[oi];
-        for (size_t ci = 0; ci < std::size(kCounts); ++ci) {
-          const size_t count = kCounts[ci];
+        for (size_t ci = 0; ci < opt.counts.size(); ++ci) {
+          const size_t count = opt.counts[ci];
           if (!full && Reduces(coll)) {
             const bool every_op = count == 1 || count == 7;
-            const bool rotating = count == 4097 && oi == (ti + ci) % ops.size();
+            const bool rotating = count > 7 && oi == (ti + ci) % ops.size();
             const bool zero = count == 0 && op == sclSum;
             if (!every_op && !rotating && !zero) continue;
           }
           std::vector<int> roots{-1};
           if (Rooted(coll)) {
             roots = {0};
-            if (w.n > 1) roots.push_back(w.n - 1);
+            if (comm.n > 1) roots.push_back(comm.n - 1);
           }
           // The (placement, root) variants of this combination.
           std::vector<size_t> placements;
           for (size_t pi = 0; pi < std::size(kPlacements); ++pi) {
-            if (!kPlacements[pi].in_place || HasInPlace(coll)) placements.push_back(pi);
+            const Placement& pl = kPlacements[pi];
+            if (pl.in_place && !HasInPlace(coll)) continue;
+            const bool staged = pl.recv_mem == Mem::kMalloc || (!pl.in_place && pl.send_mem == Mem::kMalloc);
+            if (opt.staged_only && !staged) continue;
+            placements.push_back(pi);
           }
           std::vector<std::pair<size_t, size_t>> variants;  // (placement, root index)
           if (full) {
@@ -119,20 +119,62 @@ int RunCollectives(int argc, char** argv) {
             spec.placement = kPlacements[pi];
             spec.null_when_empty = count == 0 && pi == 1;
             spec.seed = ref::MakeSeed(++call_index, v);
-            RunAndVerify(w, spec, tally);
+            spec.context = opt.label;
+            RunAndVerify(comm, spec, tally);
             ++calls;
           }
         }
       }
     }
-    if (w.rank == 0) {
-      printf("collectives: %-14s %5llu calls in %6.2f s%s\n", CollName(coll),
+    if (World().rank == 0) {
+      printf("collectives: %-12s %-14s %5llu calls in %6.2f s%s\n", opt.label, CollName(coll),
              (unsigned long long)calls, Now() - t0,
              tally.failed() > failed_before ? " (rank 0 saw FAILURES)" : "");
-      fflush(stdout);
+    }
+    total_calls += calls;
+  }
+  return total_calls;
+}
+
+}  // namespace
+
+int RunCollectives(int argc, char** argv) {
+  const Comm& w = World();
+  bool full = true;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--thin") == 0) {
+      full = false;
+    } else {
+      Fatal("collectives: unknown argument '%s' (expected --thin)", argv[i]);
     }
   }
-  if (w.rank == 0) printf("collectives: total %.2f s\n", Now() - start);
+  uint64_t call_index = 0;
+  const double start = Now();
+  if (w.rank == 0) {
+    printf("collectives: %d ranks, %s matrix\n", w.n, full ? "full" : "thinned");
+  }
+  const uint64_t calls1 =
+      RunMatrix(w, MatrixOptions{"world", full, {0, 1, 7, 4097}, false}, call_index);
+
+  // Pass 2: a duplicate of the world with the smallest staging area.
+  sclConfig_t config = SCL_CONFIG_INITIALIZER;
+  config.stagingBytes = 64 * 1024;
+  config.commName = "mp-small-staging";
+  sclComm_t small = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &small, &config));
+  const Comm sc = Describe(small);
+  if (sc.rank != w.rank || sc.n != w.n) {
+    Fatal("split(color 0, key rank): rank %d of %d, expected %d of %d", sc.rank, sc.n, w.rank,
+          w.n);
+  }
+  const uint64_t calls2 =
+      RunMatrix(sc, MatrixOptions{"staging64K", full, {1, 4097}, true}, call_index);
+  MP_OK(sclCommDestroy(small));
+
+  if (w.rank == 0) {
+    printf("collectives: %llu + %llu calls, total %.2f s\n", (unsigned long long)calls1,
+           (unsigned long long)calls2, Now() - start);
+  }
   return Finish("collectives");
 }
 
