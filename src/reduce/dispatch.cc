@@ -1,5 +1,9 @@
 // Picks the reduction kernel for this CPU and validates arguments. Built with default flags:
-// nothing here may use ISA intrinsics, only __builtin_cpu_supports.
+// nothing here may use ISA intrinsics, only CPU feature queries.
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
@@ -11,12 +15,19 @@ namespace {
 
 using KernelFn = void (*)(void*, const void* const*, int, size_t, sclDataType_t, sclRedOp_t, int);
 
+#if defined(__x86_64__) || defined(__i386__)
+// CPUID.1:ECX.F16C; read directly because clang's __builtin_cpu_supports has no "f16c".
+bool has_f16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+#endif
+
 bool cpu_supports(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();  // cheap, and required if we run before libgcc's constructor
   // Each TU's full -m flag set (src/CMakeLists.txt); libgcc also checks the OS saves the state.
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                    __builtin_cpu_supports("f16c");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
   switch (isa) {
     case Isa::kScalar:
       return true;

@@ -45,6 +45,8 @@ bool isa_supported(Isa isa);
 Isa active_isa();
 
 // The reduction, on active_isa(). op == sclAvg needs avg_divisor >= 1; other ops ignore it.
+// Invalid arguments (nsrc < 1, unknown dt or op, avg_divisor < 1 for avg) assert in debug builds
+// and do nothing otherwise: the C API validates them before calling here.
 void reduce_n(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
               sclRedOp_t op, int avg_divisor);
 // The same on a chosen ISA (tests, benchmarks). An unsupported `isa` runs on the best supported

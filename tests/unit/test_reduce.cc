@@ -461,8 +461,7 @@ struct Layout {
 class GuardedBuffer {
  public:
   static constexpr size_t kGuard = 64;
-  GuardedBuffer(size_t bytes, size_t shift)
-      : bytes_(bytes), shift_(shift), store_(bytes + 4 * kGuard) {
+  GuardedBuffer(size_t bytes, size_t shift) : bytes_(bytes), store_(bytes + 4 * kGuard) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(store_.data());
     start_ = size_t((kGuard - base % kGuard) % kGuard) + kGuard + shift;
   }
@@ -479,7 +478,7 @@ class GuardedBuffer {
   }
 
  private:
-  size_t bytes_, shift_, start_;
+  size_t bytes_, start_;
   std::vector<unsigned char> store_;
 };
 
@@ -562,9 +561,11 @@ TEST_P(ReduceMatrix, EveryIsaMatchesReference) {
   for (sclRedOp_t op : kAllOps) {
     for (int nsrc : {1, 2, 3, 5, 8}) {
       for (size_t count : counts) {
-        // Element-aligned and separate; misaligned and separate; misaligned and in place, on a
+        // Separate dst, element-aligned and misaligned; in place, aligned and misaligned, on a
         // rotating source (so first, middle and last sources all get their turn).
-        const Layout layouts[] = {{false, -1}, {true, -1}, {true, variant++ % nsrc}};
+        const int k = variant++;
+        const Layout layouts[] = {
+            {false, -1}, {true, -1}, {false, k % nsrc}, {true, (k + 1) % nsrc}};
         for (Layout layout : layouts) {
           if (!check_case(dt, op, nsrc, count, layout, rng)) return;
         }
