@@ -23,7 +23,7 @@ struct Entry {
 };
 
 template <typename Validate>
-sclResult_t enter(sclComm_t c, sclStream_t s, sclDataType_t t, Validate&& validate) {
+sclResult_t enter(sclComm_t c, sclStream_t s, const sclDataType_t& t, Validate&& validate) {
   Communicator* comm = find_comm(c);
   if (!comm)
     return report(nullptr, Errorf(sclInvalidArgument, "comm: %p is NULL or not a live communicator",

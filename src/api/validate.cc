@@ -1,20 +1,34 @@
 #include "api/validate.h"
 
+#include <cstring>
+
 #include "fabric/heap.h"
 #include "reduce/reduce.h"
 
 namespace stratacl::api {
 
-Status check_dtype(sclDataType_t t) {
-  if (int(t) < 0 || int(t) >= sclNumTypes) {
-    return Errorf(sclInvalidArgument, "datatype: %d is not a valid sclDataType_t", int(t));
+namespace {
+template <typename Enum>
+int raw_value(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+}  // namespace
+
+Status check_dtype(const sclDataType_t& t) {
+  const int v = raw_value(t);
+  if (v < 0 || v >= sclNumTypes) {
+    return Errorf(sclInvalidArgument, "datatype: %d is not a valid sclDataType_t", v);
   }
   return Status::Ok();
 }
 
-Status check_op(sclRedOp_t op) {
-  if (int(op) < 0 || int(op) >= sclNumOps) {
-    return Errorf(sclInvalidArgument, "op: %d is not a valid sclRedOp_t", int(op));
+Status check_op(const sclRedOp_t& op) {
+  const int v = raw_value(op);
+  if (v < 0 || v >= sclNumOps) {
+    return Errorf(sclInvalidArgument, "op: %d is not a valid sclRedOp_t", v);
   }
   return Status::Ok();
 }

@@ -83,7 +83,12 @@ Status Waiter::wait(const Flag& flag, uint32_t target, int rank, const Deadline&
   for (;;) {
     if (reached()) return Status::Ok();
     Status s = check_peers();
-    if (!s.ok()) return Status(s.code(), what() + ": " + s.message()).with_culprit(s.culprit());
+    if (!s.ok()) {
+      // The flag may have been set just before the peer departed or died (a peer departs only
+      // after seeing every flag of the step): that is a success, not a failure.
+      if (reached()) return Status::Ok();
+      return Status(s.code(), what() + ": " + s.message()).with_culprit(s.culprit());
+    }
     if (deadline.expired()) {
       return Errorf(sclTimeout, "%s: timed out waiting for rank %d (it is at %u, we need %u)",
                     what().c_str(), rank, flag.value.load(), target)

@@ -5,6 +5,11 @@
 
 #include "fault_common.h"
 
+extern "C" {
+sclResult_t call_allreduce_with_dtype(const void* send, void* recv, size_t count, int dtype, sclComm_t comm);
+sclResult_t call_allreduce_with_op(const void* send, void* recv, size_t count, int op, sclComm_t comm);
+}
+
 namespace fault {
 
 int run_bad_arguments() {
@@ -23,8 +28,10 @@ int run_bad_arguments() {
   expect_error(sclAllReduce(a, b, 8, sclFloat32, sclSum, dead, nullptr), kArg, nullptr, "comm", "destroyed comm");
   expect_error(sclAllReduce(nullptr, b, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm, "sendbuff", "null send");
   expect_error(sclAllReduce(a, nullptr, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm, "recvbuff", "null recv");
-  expect_error(sclAllReduce(a, b, 8, sclDataType_t(99), sclSum, comm, nullptr), kArg, comm, "datatype", "bad dtype");
-  expect_error(sclAllReduce(a, b, 8, sclFloat32, sclRedOp_t(-1), comm, nullptr), kArg, comm, "op", "bad op");
+  expect_error(call_allreduce_with_dtype(a, b, 8, 99, comm), kArg, comm, "datatype", "bad dtype");
+  expect_error(call_allreduce_with_dtype(a, b, 8, -1, comm), kArg, comm, "datatype", "negative dtype");
+  expect_error(call_allreduce_with_op(a, b, 8, -1, comm), kArg, comm, "op", "bad op");
+  expect_error(call_allreduce_with_op(a, b, 8, sclNumOps, comm), kArg, comm, "op", "op past the end");
   expect_error(sclAllReduce(a, b, SIZE_MAX / 2, sclFloat32, sclSum, comm, nullptr), kArg, comm, "count", "overflowing count");
   expect_error(sclAllGather(a, b, SIZE_MAX / 4, sclFloat64, comm, nullptr), kArg, comm, "sendcount", "overflowing allgather");
   expect_error(sclBroadcast(a, b, 8, sclFloat32, n, comm, nullptr), kArg, comm, "root", "root too large");
