@@ -1,7 +1,12 @@
-// Two-shot allreduce: reduce-scatter by direct reads (rank r reduces shard r of every input, in
-// rank order), a phase barrier, then allgather by direct reads of the peers' reduced shards.
-// Shards are balanced by bytes (exec/partition). Peers read our shard from our output buffer
-// when it is heap memory, else from the staging area's second half.
+// Two-shot allreduce: reduce-scatter by direct reads, then allgather by direct reads, pipelined
+// per tile. Rank r owns a byte-balanced shard; it reduces the shard tile by tile from every
+// rank's input (in rank order, so every rank gets the same bits) and announces each tile. In
+// between, and after, it copies the peers' finished tiles while they are still warm in the shared
+// cache. Peers read our reduced shard from our output when it is heap memory, else from the
+// staging area's second half.
+//
+// In place this is safe without a barrier: the region of shard p, tile t in our buffer is read
+// only by rank p (to reduce that tile), and we overwrite it only after rank p announced it.
 #include <vector>
 
 #include "coll/algorithms.h"
@@ -10,6 +15,27 @@
 #include "reduce/reduce.h"
 
 namespace stratacl {
+namespace {
+
+constexpr size_t kTileBytes = 64 << 10;  // fits L2 with its inputs; small enough to pipeline
+
+struct Shard {
+  Range range;
+  uint32_t tiles;
+  Range tile(size_t es, uint32_t t) const {
+    const size_t per = kTileBytes / es;
+    const size_t b = range.begin + size_t(t) * per;
+    return Range{b, std::min(range.end, b + per)};
+  }
+};
+
+Shard shard_of(size_t m, size_t es, int n, int r) {
+  Range range = partition(m, es, n, r);
+  const size_t per = kTileBytes / es;
+  return Shard{range, uint32_t((range.size() + per - 1) / per)};
+}
+
+}  // namespace
 
 Status allreduce_twoshot(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
@@ -24,32 +50,54 @@ Status allreduce_twoshot(CollContext& c, const Call& call) {
     d.out_ref = c.ref_of(shard_home);
 
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
-      // Phase 1: reduce our shard. Our own input may be read in place (dst may alias it).
-      const Range mine = partition(m, es, c.nranks, c.rank);
-      std::vector<const void*> srcs(size_t(c.nranks));
-      for (int p = 0; p < c.nranks; ++p) {
-        if (p == c.rank) {
-          srcs[size_t(p)] = my_in + mine.begin * es;
+      const size_t n = size_t(c.nranks);
+      std::vector<const char*> inputs(n), outputs(n);
+      std::vector<Shard> shards(n);
+      std::vector<uint32_t> tiles(n), copied(n, 0);
+      for (size_t p = 0; p < n; ++p) {
+        shards[p] = shard_of(m, es, c.nranks, int(p));
+        tiles[p] = shards[p].tiles;
+        if (p == size_t(c.rank)) {
+          inputs[p] = my_in;
           continue;
         }
-        Result<const char*> src = c.peer_block(p, descs[size_t(p)], 0, bytes);
-        if (!src.ok()) return src.status();
-        srcs[size_t(p)] = *src + mine.begin * es;
+        Result<const char*> in = c.peer_block(int(p), descs[p], 0, bytes);
+        if (!in.ok()) return in.status();
+        Result<const char*> out = c.peer_ptr(int(p), descs[p].out_ref, bytes);
+        if (!out.ok()) return out.status();
+        inputs[p] = *in, outputs[p] = *out;
       }
-      reduce::reduce_n(shard_home + mine.begin * es, srcs.data(), c.nranks, mine.size(),
-                       call.dtype, call.op, c.nranks);
-      if (!out_in_heap) copy_bytes(my_out + mine.begin * es, shard_home + mine.begin * es, mine.size() * es);
-      // Every shard is reduced before anyone copies (and, in place, before anyone overwrites
-      // an input region a peer still reads).
-      SCL_TRY(step_phase(c));
-      // Phase 2: gather the other shards, starting after our rank to spread the readers.
-      for (int k = 1; k < c.nranks; ++k) {
-        const int p = (c.rank + k) % c.nranks;
-        const Range theirs = partition(m, es, c.nranks, p);
-        Result<const char*> src = c.peer_ptr(p, descs[size_t(p)].out_ref, bytes);
-        if (!src.ok()) return src.status();
-        copy_bytes(my_out + theirs.begin * es, *src + theirs.begin * es, theirs.size() * es);
+      auto copy_tile = [&](size_t p, uint32_t t) {
+        Range tr = shards[p].tile(es, t);
+        copy_bytes(my_out + tr.begin * es, outputs[p] + tr.begin * es, tr.size() * es);
+      };
+      // Copies every peer tile that is already announced, without waiting.
+      auto copy_ready = [&] {
+        for (size_t k = 1; k < n; ++k) {
+          const size_t p = (size_t(c.rank) + k) % n;
+          while (copied[p] < tiles[p] && step_tile_ready(c, int(p), copied[p])) copy_tile(p, copied[p]++);
+        }
+      };
+
+      const Shard& mine = shards[size_t(c.rank)];
+      std::vector<const void*> srcs(n);
+      for (uint32_t t = 0; t < mine.tiles; ++t) {
+        Range tr = mine.tile(es, t);
+        for (size_t p = 0; p < n; ++p) srcs[p] = inputs[p] + tr.begin * es;
+        reduce::reduce_n(shard_home + tr.begin * es, srcs.data(), c.nranks, tr.size(), call.dtype,
+                         call.op, c.nranks);
+        if (!out_in_heap) copy_bytes(my_out + tr.begin * es, shard_home + tr.begin * es, tr.size() * es);
+        step_tile_done(c);
+        copy_ready();
       }
+      for (size_t k = 1; k < n; ++k) {
+        const size_t p = (size_t(c.rank) + k) % n;
+        for (; copied[p] < tiles[p]; ++copied[p]) {
+          SCL_TRY(step_wait_tile(c, int(p), copied[p]));
+          copy_tile(p, copied[p]);
+        }
+      }
+      step_tiles_finished(c, tiles);
       return Status::Ok();
     });
   });

@@ -27,6 +27,7 @@ struct CollContext {
   Waiter* waiter = nullptr;
   int64_t timeout_ms = 0;
   uint32_t seq = 0;        // sequence number of the last step begun
+  std::vector<uint32_t> tiles_done;  // per rank: tiles announced over the communicator's life
   uint64_t call_index = 0;  // user-visible call counter, for messages
   const char* call_name = "";
   // Staging for foreign buffers, in our own heap; round_bytes is the smallest staging area of

@@ -62,9 +62,26 @@ Status step_gather(CollContext& c, std::vector<CallDesc>* descs, Status* usage) 
   return Status::Ok();
 }
 
-Status step_phase(CollContext& c) {
-  signal_flag(c.me()->phase, c.seq);
-  return wait_all(c, &ControlBlock::phase, "waiting for the first phase");
+void step_tile_done(CollContext& c) {
+  Flag& f = c.me()->progress;
+  signal_flag(f, f.value.load(std::memory_order_relaxed) + 1);
+}
+
+bool step_tile_ready(const CollContext& c, int peer, uint32_t tile) {
+  const uint32_t target = c.tiles_done[size_t(peer)] + tile + 1;
+  return seq_reached(c.peers[size_t(peer)].cb->progress.value.load(std::memory_order_acquire), target);
+}
+
+Status step_wait_tile(CollContext& c, int peer, uint32_t tile) {
+  const uint32_t target = c.tiles_done[size_t(peer)] + tile + 1;
+  Status s = c.waiter->wait(c.peers[size_t(peer)].cb->progress, target, peer, c.deadline(), [&] {
+    return c.where() + " waiting for tile " + std::to_string(tile) + " of rank " + std::to_string(peer);
+  });
+  return s;
+}
+
+void step_tiles_finished(CollContext& c, const std::vector<uint32_t>& tiles_per_rank) {
+  for (size_t p = 0; p < tiles_per_rank.size(); ++p) c.tiles_done[p] += tiles_per_rank[p];
 }
 
 Status step_finish(CollContext& c, const Status& local) {

@@ -22,8 +22,13 @@ void step_publish(CollContext& c, const CallDesc& mine);
 // mismatch is returned in *usage and the step must still be finished; a returned error is fatal.
 Status step_gather(CollContext& c, std::vector<CallDesc>* descs, Status* usage);
 
-// Barrier between two phases of one step (e.g. reduce-scatter then allgather).
-Status step_phase(CollContext& c);
+// Pipelining inside a step: a rank announces each tile it finished (progress counts tiles over
+// the communicator's life), and a reader waits for the tile it needs. Every rank derives every
+// peer's tile count from the same partition, so `tiles_done` stays in step without messages.
+void step_tile_done(CollContext& c);
+Status step_wait_tile(CollContext& c, int peer, uint32_t tile);
+bool step_tile_ready(const CollContext& c, int peer, uint32_t tile);
+void step_tiles_finished(CollContext& c, const std::vector<uint32_t>& tiles_per_rank);
 
 // Ends the step: publishes our result, waits for every peer's (invariant 3), and returns the
 // first error any rank reported, so all ranks return the same verdict.

@@ -142,6 +142,7 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   ctx_.staging = static_cast<char*>(staging_);
   ctx_.staging_bytes = uint64_t(cfg_.staging_bytes.value);
   p2p_ = P2PState(n);
+  ctx_.tiles_done.assign(size_t(n), 0);
   return Status::Ok();
 }
 
@@ -199,7 +200,7 @@ void Communicator::revoke(const Status& why) {
   uint32_t expected = kNotRevoked;
   me->revoked.compare_exchange_strong(expected, aborted_.load() ? kAborted : kFailed);
   // Peers sleeping on our lines wake, re-check and see the revocation.
-  wake_flag(me->arrive), wake_flag(me->phase), wake_flag(me->done);
+  wake_flag(me->arrive), wake_flag(me->progress), wake_flag(me->done);
   for (int p = 0; p < ctx_.nranks; ++p) {
     wake_flag(channels(me, ctx_.nranks)[p].posted);
     wake_flag(recv_acks(me, ctx_.nranks)[p]);

@@ -58,7 +58,7 @@ struct alignas(64) P2PChannel {
 
 struct ControlBlock {
   Flag arrive;  // seq of the step whose descriptor is published
-  Flag phase;   // seq of the step whose first phase is complete (multi-phase algorithms)
+  Flag progress;  // tiles this rank has finished, counted over the communicator's life
   Flag done;    // seq of the last step whose buffers peers have stopped using; status = result
   Flag depart;  // 1 once this rank is destroying the communicator
   alignas(64) std::atomic<uint32_t> revoked{0};  // non-zero: see Revocation
