@@ -18,6 +18,7 @@ struct PeerView {
   char* base = nullptr;  // the peer's heap, mapped here
   uint64_t bytes = 0;
   ControlBlock* cb = nullptr;
+  uint64_t cb_instance = 0;  // the block's identity when we joined (see ControlBlock::instance)
   int pid = 0;
 };
 

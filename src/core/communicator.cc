@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
+#include <time.h>
 
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/root.h"
@@ -13,7 +15,6 @@
 #include "coll/step.h"
 #include "fabric/heap.h"
 #include "fabric/heap_exchange.h"
-#include "sync/futex.h"
 
 namespace stratacl {
 
@@ -95,7 +96,10 @@ Status Communicator::allocate_blocks(int nranks) {
   if (!cb.ok()) return cb.status();
   cb_ = *cb;
   std::memset(cb_, 0, cb_bytes_);
-  new (cb_) ControlBlock();
+  auto* cb_obj = new (cb_) ControlBlock();
+  uint64_t instance = 0;
+  while (instance == 0) instance = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  cb_obj->instance.store(instance, std::memory_order_release);
   // Virtual until a foreign buffer needs it: pages are touched only by staging copies.
   Result<void*> staging = (*heap)->allocate(size_t(cfg_.staging_bytes.value));
   if (!staging.ok()) return staging.status();
@@ -122,6 +126,7 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
       return Errorf(sclRemoteError, "rank %d announced a control block outside its heap", p);
     }
     v.cb = reinterpret_cast<ControlBlock*>(v.base + r.cb_offset);
+    v.cb_instance = v.cb->instance.load(std::memory_order_acquire);
     v.pid = r.pid;
     ctx_.peers.push_back(v);
     cbs[size_t(p)] = v.cb;
@@ -154,7 +159,10 @@ Communicator::~Communicator() {
 void Communicator::release_shared_memory() {
   Heap* heap = existing_heap();
   if (!heap || leak_shared_) return;  // a peer may still read them: leaking beats corruption
-  if (cb_) (void)heap->release(cb_);
+  if (cb_) {
+    static_cast<ControlBlock*>(cb_)->instance.store(0, std::memory_order_release);
+    (void)heap->release(cb_);
+  }
   if (staging_) (void)heap->release(staging_);
   cb_ = staging_ = nullptr;
 }
@@ -219,20 +227,25 @@ void Communicator::depart() {
   signal_flag(me->depart, 1);
   revoke(Errorf(sclInvalidUsage, "the communicator was destroyed"));
   // Departure barrier: wait until every peer departed or died, so none still reads our blocks.
+  // It only reads peers' memory (no futex, no sleeper count): a peer that passed the barrier
+  // first frees its block, and a write there would land in whatever is allocated next. A block
+  // whose identity changed was freed by a departed owner.
   const Deadline deadline = Deadline::after_ms(aborted_.load() ? std::min<int64_t>(ctx_.timeout_ms, 2000)
                                                                : ctx_.timeout_ms);
   for (int p = 0; p < ctx_.nranks; ++p) {
     if (p == ctx_.rank) continue;
-    Flag& f = ctx_.peers[size_t(p)].cb->depart;
-    while (f.value.load(std::memory_order_acquire) == 0) {
+    const PeerView& peer = ctx_.peers[size_t(p)];
+    int64_t nap_ns = 1000;
+    while (peer.cb->depart.value.load(std::memory_order_acquire) == 0 &&
+           peer.cb->instance.load(std::memory_order_acquire) == peer.cb_instance) {
       if (live_.is_dead(p)) break;
       if (deadline.expired()) {
         leak_shared_ = true;
         return;
       }
-      f.sleepers.fetch_add(1);
-      if (f.value.load() == 0) futex_wait(&f.value, 0, 10 * 1000 * 1000);
-      f.sleepers.fetch_sub(1);
+      timespec ts{0, long(nap_ns)};
+      nanosleep(&ts, nullptr);
+      nap_ns = std::min<int64_t>(nap_ns * 2, 1000000);
     }
   }
 }

@@ -61,6 +61,9 @@ struct ControlBlock {
   Flag progress;  // tiles this rank has finished, counted over the communicator's life
   Flag done;    // seq of the last step whose buffers peers have stopped using; status = result
   Flag depart;  // 1 once this rank is destroying the communicator
+  // Random identity of this block, scrubbed to 0 before the block is freed. A peer that finds a
+  // different value knows the owner has left and the memory may hold anything now.
+  std::atomic<uint64_t> instance{0};
   alignas(64) std::atomic<uint32_t> revoked{0};  // non-zero: see Revocation
   std::atomic<int32_t> culprit{-1};               // the rank whose failure caused it, if known
   alignas(64) CallDesc desc;

@@ -180,8 +180,11 @@ int Finish(const char* name) {
             name, w.rank, (unsigned long long)t.failed(),
             (unsigned long long)(t.passed() + t.failed()), (unsigned long long)t.wrong_elements());
   }
+  const bool none = passed + failed == 0;  // a case that checked nothing is broken
   if (w.rank == 0) {
-    if (failed == 0) {
+    if (none) {
+      printf("mp_tests %s: FAILED: no checks ran\n", name);
+    } else if (failed == 0) {
       printf("mp_tests %s: %llu checks passed (%llu elements, %d ranks)\n", name,
              (unsigned long long)passed, (unsigned long long)elements, w.n);
     } else {
@@ -193,7 +196,7 @@ int Finish(const char* name) {
   }
   fflush(stdout);
   fflush(stderr);
-  return (t.failed() > 0 || failed > 0) ? 1 : 0;
+  return (t.failed() > 0 || failed > 0 || none) ? 1 : 0;
 }
 
 double Now() {

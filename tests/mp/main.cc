@@ -1,6 +1,7 @@
 // mp_tests: multi-rank correctness tests. Run every rank under a launcher:
 //   stratarun -n N mp_tests <case> [args]
-// Cases: collectives [--full], large, determinism, comms, streams, loop [iterations], p2p.
+// Cases: collectives [--thin], large, determinism, comms [--churn-only], streams,
+// loop [iterations], p2p.
 #include <cstdio>
 #include <cstring>
 
@@ -13,14 +14,17 @@ struct Case {
   const char* name;
   int (*run)(int argc, char** argv);
   const char* help;
+  void (*before_init)() = nullptr;  // runs before the library reads its environment
 };
 
 const Case kCases[] = {
     {"collectives", mp::RunCollectives,
-     "every collective x dtype x op x count x buffer placement [--full: no thinning]"},
+     "every collective x dtype x op x count x buffer placement [--thin]"},
     {"large", mp::RunLarge, "1Mi+3 and 16Mi element collectives"},
-    {"determinism", mp::RunDeterminism, "bit-identical allreduce results across ranks and runs"},
-    {"comms", mp::RunComms, "split communicators used alternately with the world"},
+    {"determinism", mp::RunDeterminism, "bit-identical allreduce results across ranks and runs",
+     mp::DeterminismBeforeInit},
+    {"comms", mp::RunComms,
+     "split communicators used alternately with the world [--churn-only]"},
     {"streams", mp::RunStreams, "hundreds of calls queued on streams, then checked"},
     {"loop", mp::RunLoop, "10000 small allreduces [iterations]"},
     {"p2p", mp::RunP2p, "grouped send/recv patterns"},
@@ -50,6 +54,7 @@ int main(int argc, char** argv) {
   // Unbuffered progress output would interleave badly across ranks; line buffering is enough.
   setvbuf(stdout, nullptr, _IOLBF, 0);
 
+  if (chosen->before_init) chosen->before_init();
   sclComm_t comm = nullptr;
   MP_OK(sclCommInitFromEnv(&comm));
   mp::SetWorld(mp::Describe(comm));

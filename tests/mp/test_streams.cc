@@ -1,5 +1,162 @@
+// Case `streams`: calls queued on streams without waiting, then synchronised and checked.
+// Two communicators (the world and a duplicate split off it), each with its own stream (calls on
+// one communicator are issued in the same order on every rank; the two streams run
+// independently). 200 small allreduces alternate between them, with an allgather after every
+// tenth and a few reducescatters and broadcasts, each call with its own buffers (heap, malloc,
+// in place, rotating). After queueing: sclStreamQuery may say sclInProgress or sclSuccess
+// (timing; only reported), sclStreamSynchronize must return sclSuccess, then sclStreamQuery
+// must return sclSuccess and every output must be right. A second batch queues grouped
+// send/recv rings and barriers on the streams. sclCommGetAsyncError must stay sclSuccess.
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "calls.h"
+#include "reference.h"
 #include "tests.h"
-#include "harness.h"
+
 namespace mp {
-int RunStreams(int, char**) { return Finish("streams"); }
+namespace {
+
+const Placement kPlacements[] = {
+    {"heap", Mem::kHeap, 0, Mem::kHeap, 0, false},
+    {"malloc+1", Mem::kMalloc, 1, Mem::kMalloc, 1, false},
+    {"heap+1", Mem::kHeap, 0, Mem::kHeap, 1, true},
+    {"send-malloc/recv-heap+1", Mem::kMalloc, 0, Mem::kHeap, 1, false},
+};
+
+const char* ResultName(sclResult_t r) { return sclGetErrorString(r); }
+
+}  // namespace
+
+int RunStreams(int argc, char**) {
+  if (argc != 0) Fatal("streams: takes no arguments");
+  const Comm& w = World();
+  Tally& tally = GlobalTally();
+  const double start = Now();
+
+  sclComm_t dup_comm = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &dup_comm, nullptr));
+  const Comm dup = Describe(dup_comm);
+  sclStream_t streams[2] = {nullptr, nullptr};
+  MP_OK(sclStreamCreate(&streams[0]));
+  MP_OK(sclStreamCreate(&streams[1]));
+  const Comm comms[2] = {w, dup};
+  const char* const names[2] = {"world", "dup"};
+
+  CallInfo info;
+  info.coll = "stream";
+  info.dtype = sclUint8;
+
+  for (int batch = 0; batch < 2; ++batch) {
+    std::vector<std::unique_ptr<PreparedCall>> calls;
+    const double t0 = Now();
+    auto queue = [&](int which, CallSpec spec) {
+      spec.context = std::string("comm=") + names[which] + " stream=" + std::to_string(which) +
+                     " batch=" + std::to_string(batch) + " call=" + std::to_string(calls.size());
+      calls.push_back(std::make_unique<PreparedCall>(comms[which], spec));
+      const sclResult_t r = calls.back()->Issue(streams[which]);
+      if (r != sclSuccess) {
+        Fatal("queueing %s returned %d (%s): %s", calls.back()->Info().Text().c_str(), int(r),
+              ResultName(r), sclGetLastError(comms[which].comm));
+      }
+    };
+    if (batch == 0) {
+      for (int i = 0; i < 200; ++i) {
+        const int which = i % 2;
+        CallSpec spec;
+        spec.coll = Coll::kAllReduce;
+        spec.dtype = kAllDtypes[size_t(i) % std::size(kAllDtypes)];
+        spec.op = int(kAllOps[size_t(i / 3) % std::size(kAllOps)]);
+        spec.count = size_t(1 + (i * 37) % 300);
+        spec.placement = kPlacements[size_t(i / 2) % std::size(kPlacements)];
+        spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i));
+        queue(which, spec);
+        if (i % 10 == 9) {
+          spec.coll = Coll::kAllGather;
+          spec.op = -1;
+          spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i), 1);
+          queue(which, spec);
+        }
+        if (i % 50 == 25) {
+          spec.coll = Coll::kReduceScatter;
+          spec.op = sclSum;
+          spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i), 2);
+          queue(which, spec);
+          spec.coll = Coll::kBroadcast;
+          spec.op = -1;
+          spec.root = i % comms[which].n;
+          spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i), 3);
+          queue(which, spec);
+          spec.root = -1;
+        }
+      }
+    } else {
+      for (int i = 0; i < 40; ++i) {
+        const int which = i % 2;
+        CallSpec spec;
+        spec.coll = i % 4 == 3 ? Coll::kBarrier : Coll::kSendRecvRing;
+        spec.dtype = kAllDtypes[size_t(i * 7) % std::size(kAllDtypes)];
+        spec.count = size_t((i * 53) % 1000);
+        spec.placement = kPlacements[size_t(i) % 2];
+        spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i));
+        queue(which, spec);
+      }
+    }
+    const double t1 = Now();
+    sclResult_t q[2];
+    for (int s = 0; s < 2; ++s) q[s] = sclStreamQuery(streams[s]);
+    for (int s = 0; s < 2; ++s) {
+      tally.Expect(q[s] == sclInProgress || q[s] == sclSuccess, info,
+                   std::string("sclStreamQuery while queued work may be pending returned ") +
+                       ResultName(q[s]));
+    }
+    for (int s = 0; s < 2; ++s) {
+      const sclResult_t r = sclStreamSynchronize(streams[s]);
+      tally.Expect(r == sclSuccess, info,
+                   std::string("sclStreamSynchronize returned ") + ResultName(r) + ": " +
+                       sclGetLastError(nullptr));
+      const sclResult_t after = sclStreamQuery(streams[s]);
+      tally.Expect(after == sclSuccess, info,
+                   std::string("sclStreamQuery after sclStreamSynchronize returned ") +
+                       ResultName(after));
+    }
+    const double t2 = Now();
+    uint64_t wrong = 0;
+    for (auto& c : calls) wrong += c->Verify(tally);
+    for (int s = 0; s < 2; ++s) {
+      sclResult_t async = sclInternalError;
+      MP_OK(sclCommGetAsyncError(comms[s].comm, &async));
+      tally.Expect(async == sclSuccess, info,
+                   std::string("sclCommGetAsyncError returned ") + ResultName(async));
+    }
+    if (w.rank == 0) {
+      printf("streams: batch %d: %zu calls queued in %.1f ms, query right after: %s / %s, "
+             "synchronized after %.1f ms more; %s\n",
+             batch, calls.size(), 1e3 * (t1 - t0),
+             q[0] == sclInProgress ? "in progress" : ResultName(q[0]),
+             q[1] == sclInProgress ? "in progress" : ResultName(q[1]), 1e3 * (t2 - t1),
+             wrong ? "WRONG results" : "all results right");
+    }
+  }
+
+  // A blocking call on each communicator after the streams drained.
+  for (int s = 0; s < 2; ++s) {
+    CallSpec spec;
+    spec.coll = Coll::kAllReduce;
+    spec.dtype = sclInt32;
+    spec.op = sclSum;
+    spec.count = 1000;
+    spec.placement = kPlacements[0];
+    spec.seed = ref::MakeSeed(0x57EA, 99, uint64_t(s));
+    spec.context = std::string("comm=") + names[s] + " blocking after streams";
+    RunAndVerify(comms[s], spec, tally);
+  }
+  MP_OK(sclStreamDestroy(streams[0]));
+  MP_OK(sclStreamDestroy(streams[1]));
+  MP_OK(sclCommDestroy(dup_comm));
+  if (w.rank == 0) printf("streams: total %.2f s\n", Now() - start);
+  return Finish("streams");
 }
+
+}  // namespace mp

@@ -7,6 +7,7 @@ namespace mp {
 int RunCollectives(int argc, char** argv);
 int RunLarge(int argc, char** argv);
 int RunDeterminism(int argc, char** argv);
+void DeterminismBeforeInit();  // picks this rank's reduction ISA
 int RunComms(int argc, char** argv);
 int RunStreams(int argc, char** argv);
 int RunLoop(int argc, char** argv);
