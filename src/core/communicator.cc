@@ -140,8 +140,10 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   Result<Liveness> live = Liveness::watch(pids);
   if (!live.ok()) return live.status();
   live_ = std::move(*live);
+  std::vector<uint64_t> instances;
+  for (const PeerView& v : ctx_.peers) instances.push_back(v.cb_instance);
   waiter_ = std::make_unique<Waiter>(WaitPolicy::for_ranks(n, process_value(Var::kSpinNs)), cbs,
-                                     &live_, &aborted_);
+                                     std::move(instances), &live_, &aborted_);
   ctx_.waiter = waiter_.get();
   ctx_.timeout_ms = cfg_.timeout_ms.value;
   ctx_.staging = static_cast<char*>(staging_);
@@ -234,10 +236,8 @@ void Communicator::depart() {
                                                                : ctx_.timeout_ms);
   for (int p = 0; p < ctx_.nranks; ++p) {
     if (p == ctx_.rank) continue;
-    const PeerView& peer = ctx_.peers[size_t(p)];
     int64_t nap_ns = 1000;
-    while (peer.cb->depart.value.load(std::memory_order_acquire) == 0 &&
-           peer.cb->instance.load(std::memory_order_acquire) == peer.cb_instance) {
+    while (!waiter_->departed(p)) {
       if (live_.is_dead(p)) break;
       if (deadline.expired()) {
         leak_shared_ = true;

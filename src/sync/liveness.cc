@@ -28,20 +28,20 @@ Result<Liveness> Liveness::watch(const std::vector<pid_t>& pids) {
   return l;
 }
 
-int Liveness::first_dead() const {
+std::vector<bool> Liveness::dead_ranks() const {
+  std::vector<bool> dead(fds_.size());
   std::vector<pollfd> p;
-  std::vector<int> rank_of;
+  std::vector<size_t> rank_of;
   for (size_t r = 0; r < fds_.size(); ++r) {
-    if (fds_[r].get() == -2) return int(r);
+    if (fds_[r].get() == -2) dead[r] = true;
     if (!fds_[r].valid()) continue;
     p.push_back({fds_[r].get(), POLLIN, 0});
-    rank_of.push_back(int(r));
+    rank_of.push_back(r);
   }
-  if (p.empty() || poll(p.data(), p.size(), 0) <= 0) return -1;
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (p[i].revents) return rank_of[i];
+  if (!p.empty() && poll(p.data(), p.size(), 0) > 0) {
+    for (size_t i = 0; i < p.size(); ++i) dead[rank_of[i]] = p[i].revents != 0;
   }
-  return -1;
+  return dead;
 }
 
 }  // namespace stratacl

@@ -17,9 +17,9 @@ class Liveness {
   static Result<Liveness> watch(const std::vector<pid_t>& pids);
   Liveness() = default;
 
-  // Returns the lowest dead rank, or -1 when all are alive. Costs one poll(2) with 0 timeout.
-  int first_dead() const;
   bool is_dead(int rank) const;
+  // Every rank's state in one poll(2).
+  std::vector<bool> dead_ranks() const;
   pid_t pid_of(int rank) const { return pids_[size_t(rank)]; }
 
  private:

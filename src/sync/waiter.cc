@@ -35,32 +35,45 @@ void signal_flag(Flag& flag, uint32_t value) {
 
 void wake_flag(Flag& flag) { futex_wake_all(&flag.value); }
 
-Status Waiter::check_peers() const {
+bool Waiter::departed(int r) const {
+  const ControlBlock* cb = peers_[size_t(r)];
+  // Identity first: once it changed, the block is freed and its other fields mean nothing.
+  return cb->instance.load(std::memory_order_acquire) != instances_[size_t(r)] ||
+         cb->depart.value.load(std::memory_order_acquire) != 0;
+}
+
+Status Waiter::check_peers(int waiting_on) const {
   if (local_abort_ && local_abort_->load(std::memory_order_acquire)) {
     return Errorf(sclRemoteError, "the communicator was aborted by this rank");
   }
+  const std::vector<bool> dead = live_ ? live_->dead_ranks() : std::vector<bool>(peers_.size());
+  auto pid = [&](int r) { return live_ ? live_->pid_of(r) : 0; };
   // A death is the root cause of everything else, so it is reported first.
-  if (live_) {
-    int dead = live_->first_dead();
-    if (dead >= 0) {
-      return Errorf(sclRemoteError, "rank %d (pid %d) died", dead, live_->pid_of(dead))
-          .with_culprit(dead);
-    }
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    if (!peers_[r] || !dead[r]) continue;
+    if (departed(int(r)) && int(r) != waiting_on) continue;  // left cleanly, then exited
+    return Errorf(sclRemoteError, "rank %zu (pid %d) %s", r, pid(int(r)),
+                  departed(int(r)) ? "destroyed the communicator and exited" : "died")
+        .with_culprit(int(r));
   }
   for (size_t r = 0; r < peers_.size(); ++r) {
-    const uint32_t why = peers_[r] ? peers_[r]->revoked.load(std::memory_order_acquire) : 0;
+    if (!peers_[r]) continue;
+    if (departed(int(r))) {
+      if (int(r) != waiting_on) continue;
+      return Errorf(sclRemoteError, "rank %zu (pid %d) destroyed the communicator", r, pid(int(r)))
+          .with_culprit(int(r));
+    }
+    const uint32_t why = peers_[r]->revoked.load(std::memory_order_acquire);
     if (why == kNotRevoked) continue;
-    const char* what = why == kAborted    ? "called sclCommAbort"
-                       : why == kDeparted ? "destroyed the communicator"
-                                          : "failed and revoked the communicator";
     const int culprit = peers_[r]->culprit.load(std::memory_order_acquire);
     std::string cause;
-    if (why == kFailed && culprit >= 0 && size_t(culprit) != r) {
-      cause = " because rank " + std::to_string(culprit) + " (pid " +
-              std::to_string(live_ ? live_->pid_of(culprit) : 0) + ") failed";
+    if (why == kFailed && culprit >= 0 && size_t(culprit) != r && size_t(culprit) < peers_.size()) {
+      cause = " because rank " + std::to_string(culprit) + " (pid " + std::to_string(pid(culprit)) +
+              ") failed";
     }
-    return Errorf(sclRemoteError, "rank %zu (pid %d) %s%s", r, live_ ? live_->pid_of(int(r)) : 0,
-                  what, cause.c_str())
+    return Errorf(sclRemoteError, "rank %zu (pid %d) %s%s", r, pid(int(r)),
+                  why == kAborted ? "called sclCommAbort" : "failed and revoked the communicator",
+                  cause.c_str())
         .with_culprit(culprit >= 0 ? culprit : int(r));
   }
   return Status::Ok();
@@ -82,7 +95,7 @@ Status Waiter::wait(const Flag& flag, uint32_t target, int rank, const Deadline&
   auto& mutable_flag = const_cast<Flag&>(flag);
   for (;;) {
     if (reached()) return Status::Ok();
-    Status s = check_peers();
+    Status s = check_peers(rank);
     if (!s.ok()) {
       // The flag may have been set just before the peer departed or died (a peer departs only
       // after seeing every flag of the step): that is a success, not a failure.

@@ -25,21 +25,32 @@ struct WaitPolicy {
 
 class Waiter {
  public:
-  Waiter(WaitPolicy policy, std::vector<ControlBlock*> peers, const Liveness* live,
-         const std::atomic<uint32_t>* local_abort)
-      : policy_(policy), peers_(std::move(peers)), live_(live), local_abort_(local_abort) {}
+  // instances[r] is the identity rank r's block had when we joined (ControlBlock::instance).
+  Waiter(WaitPolicy policy, std::vector<ControlBlock*> peers, std::vector<uint64_t> instances,
+         const Liveness* live, const std::atomic<uint32_t>* local_abort)
+      : policy_(policy),
+        peers_(std::move(peers)),
+        instances_(std::move(instances)),
+        live_(live),
+        local_abort_(local_abort) {}
 
   // Waits until flag.value reaches `target`. `rank` is the owner of the flag (for messages);
   // `what` names the wait, e.g. "allreduce #17: arrival".
   Status wait(const Flag& flag, uint32_t target, int rank, const Deadline& deadline,
               const std::function<std::string()>& what) const;
 
-  // Checks abort, revocation and liveness without waiting.
-  Status check_peers() const;
+  // Checks abort, revocation and liveness without waiting, on behalf of a wait for rank
+  // `waiting_on` (-1: none in particular). A peer that destroyed the communicator (and perhaps
+  // exited since) is an error only when it is the rank we wait for: point-to-point partners
+  // finish at different times. An abort, a failure, or a death without departure is always one.
+  Status check_peers(int waiting_on = -1) const;
+  // True once rank r has destroyed the communicator (its block may already be freed).
+  bool departed(int r) const;
 
  private:
   WaitPolicy policy_;
   std::vector<ControlBlock*> peers_;
+  std::vector<uint64_t> instances_;
   const Liveness* live_;
   const std::atomic<uint32_t>* local_abort_;
 };
