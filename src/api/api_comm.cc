@@ -1,4 +1,5 @@
 // C entry points: version, errors and communicator life cycle.
+#include <atomic>
 #include <memory>
 
 #include "api/handles.h"
@@ -125,12 +126,18 @@ sclResult_t sclCommInitRank(sclComm_t* comm, int nranks, sclUniqueId commId, int
 sclResult_t sclCommInitFromEnv(sclComm_t* comm) {
   Result<bootstrap::LaunchEnv> env = bootstrap::read_launch_env();
   if (!env.ok()) return report(nullptr, env.status());
+  // Every rank calls this in the same order, so the k-th call of each rank forms the k-th
+  // communicator: its secret is the job secret mixed with k, so a late hello for one can never
+  // join another. The inherited root socket serves the first; later ones bind the same address.
+  static std::atomic<uint64_t> generation{0};
+  const uint64_t k = generation.fetch_add(1);
   InitRequest req;
   req.nranks = env->nranks;
   req.rank = env->rank;
   req.id = env->id;
+  req.id.secret = bootstrap::secret_for_generation(env->id.secret, k);
   req.serve_root = env->serve_root;
-  req.root_fd = env->root_fd;
+  req.root_fd = k == 0 ? env->root_fd : -1;
   return init(comm, req);
 }
 

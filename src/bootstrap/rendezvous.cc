@@ -24,7 +24,9 @@ Result<std::vector<RankInfo>> rendezvous(const IdData& id, const RankInfo& me,
                                 to_string(id.root) + ")");
   }
   if (type == MsgType::kError) {
-    return Errorf(sclInvalidUsage, "bootstrap root: %s", decode_error(*reply).c_str());
+    sclResult_t code;
+    std::string text = decode_error(*reply, &code);
+    return Errorf(code, "bootstrap root: %s", text.c_str());
   }
   if (type != MsgType::kTable) return Errorf(sclRemoteError, "bootstrap: unexpected reply");
   return decode_table(*reply, me.nranks);

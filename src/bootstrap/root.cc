@@ -35,6 +35,7 @@ class Rendezvous {
       if (deadline_.expired()) {
         failure_ = "rendezvous timed out: " + std::to_string(joined_.size()) + " of " +
                    std::to_string(nranks_) + " ranks arrived" + missing_ranks();
+        failure_code_ = sclTimeout;
         return fail_all();
       }
       poll_once(listener);
@@ -116,7 +117,7 @@ class Rendezvous {
   }
 
   void fail_all() {
-    std::vector<uint8_t> msg = encode_error(failure_);
+    std::vector<uint8_t> msg = encode_error(failure_, failure_code_);
     for (auto& [rank, j] : joined_) (void)send_all(j.fd.get(), msg.data(), msg.size(), deadline_);
   }
 
@@ -126,6 +127,7 @@ class Rendezvous {
   std::vector<Pending> pending_;
   std::map<int, Joined> joined_;
   std::string failure_;
+  sclResult_t failure_code_ = sclInvalidUsage;
 };
 
 }  // namespace

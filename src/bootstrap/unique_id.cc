@@ -90,6 +90,20 @@ Result<Secret> parse_secret_hex(const std::string& hex) {
   return s;
 }
 
+Secret secret_for_generation(const Secret& s, uint64_t k) {
+  if (k == 0) return s;
+  Secret out = s;
+  // Mix k through every byte (FNV-1a over secret and k); distinct k give distinct secrets.
+  uint64_t h = 1469598103934665603ull;
+  for (uint8_t b : s) h = (h ^ b) * 1099511628211ull;
+  for (int i = 0; i < 8; ++i) h = (h ^ ((k >> (8 * i)) & 0xff)) * 1099511628211ull;
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] ^= uint8_t(h >> (8 * (i % 8)));
+    if (i % 8 == 7) h = (h ^ i) * 1099511628211ull;
+  }
+  return out;
+}
+
 bool secret_equal(const Secret& a, const Secret& b) {
   uint8_t diff = 0;
   for (size_t i = 0; i < a.size(); ++i) diff |= uint8_t(a[i] ^ b[i]);

@@ -27,6 +27,9 @@ Result<IdData> decode_id(const sclUniqueId& id);
 Result<Secret> random_secret();
 std::string secret_hex(const Secret& s);
 Result<Secret> parse_secret_hex(const std::string& hex);
+// The secret of the k-th communicator made from one job secret (k = 0 is the secret itself).
+Secret secret_for_generation(const Secret& s, uint64_t k);
+
 // Constant-time comparison, so the secret cannot be guessed byte by byte from timing.
 bool secret_equal(const Secret& a, const Secret& b);
 

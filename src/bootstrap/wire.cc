@@ -93,8 +93,9 @@ std::vector<uint8_t> encode_table(const std::vector<RankInfo>& all) {
   return w.finish(MsgType::kTable);
 }
 
-std::vector<uint8_t> encode_error(const std::string& message) {
+std::vector<uint8_t> encode_error(const std::string& message, sclResult_t code) {
   Writer w;
+  w.put(int32_t(code));
   w.put_bytes(message.data(), message.size() > 1024 ? 1024 : message.size());
   return w.finish(MsgType::kError);
 }
@@ -146,8 +147,12 @@ Result<std::vector<RankInfo>> decode_table(std::span<const uint8_t> payload, int
   return all;
 }
 
-std::string decode_error(std::span<const uint8_t> payload) {
-  std::string s(payload.begin(), payload.end());
+std::string decode_error(std::span<const uint8_t> payload, sclResult_t* code) {
+  Reader rd(payload);
+  int32_t c = sclRemoteError;
+  if (!rd.get(&c) || c <= sclSuccess || c >= sclNumResults) c = sclRemoteError;
+  if (code) *code = sclResult_t(c);
+  std::string s(payload.begin() + (payload.size() - rd.left()), payload.end());
   for (char& c : s) {
     if (c < 32 || c > 126) c = '?';  // a hostile peer must not write control codes to our logs
   }

@@ -41,7 +41,8 @@ struct Header {
 
 std::vector<uint8_t> encode_hello(const Secret& secret, const RankInfo& me);
 std::vector<uint8_t> encode_table(const std::vector<RankInfo>& all);
-std::vector<uint8_t> encode_error(const std::string& message);
+// An error carries the sclResult_t the ranks should return, and a message.
+std::vector<uint8_t> encode_error(const std::string& message, sclResult_t code = sclInvalidUsage);
 
 // Parses a header; rejects bad magic, version, type or a length above kMaxPayload.
 Result<Header> decode_header(std::span<const uint8_t> bytes);
@@ -52,6 +53,6 @@ struct Hello {
 Result<Hello> decode_hello(std::span<const uint8_t> payload);
 // A table must hold exactly `expect_ranks` entries, each with its own rank in order.
 Result<std::vector<RankInfo>> decode_table(std::span<const uint8_t> payload, int expect_ranks);
-std::string decode_error(std::span<const uint8_t> payload);
+std::string decode_error(std::span<const uint8_t> payload, sclResult_t* code = nullptr);
 
 }  // namespace stratacl::bootstrap

@@ -58,23 +58,26 @@ Status Waiter::check_peers(int waiting_on) const {
   }
   for (size_t r = 0; r < peers_.size(); ++r) {
     if (!peers_[r]) continue;
-    if (departed(int(r))) {
-      if (int(r) != waiting_on) continue;
+    // A freed block (identity changed) says nothing more than "departed".
+    const bool freed = peers_[r]->instance.load(std::memory_order_acquire) != instances_[r];
+    const uint32_t why = freed ? kDeparted : peers_[r]->revoked.load(std::memory_order_acquire);
+    if (why == kAborted || why == kFailed) {
+      const int culprit = peers_[r]->culprit.load(std::memory_order_acquire);
+      std::string cause;
+      if (why == kFailed && culprit >= 0 && size_t(culprit) != r &&
+          size_t(culprit) < peers_.size()) {
+        cause = " because rank " + std::to_string(culprit) + " (pid " +
+                std::to_string(pid(culprit)) + ") failed";
+      }
+      return Errorf(sclRemoteError, "rank %zu (pid %d) %s%s", r, pid(int(r)),
+                    why == kAborted ? "called sclCommAbort" : "failed and revoked the communicator",
+                    cause.c_str())
+          .with_culprit(culprit >= 0 ? culprit : int(r));
+    }
+    if (departed(int(r)) && int(r) == waiting_on) {
       return Errorf(sclRemoteError, "rank %zu (pid %d) destroyed the communicator", r, pid(int(r)))
           .with_culprit(int(r));
     }
-    const uint32_t why = peers_[r]->revoked.load(std::memory_order_acquire);
-    if (why == kNotRevoked) continue;
-    const int culprit = peers_[r]->culprit.load(std::memory_order_acquire);
-    std::string cause;
-    if (why == kFailed && culprit >= 0 && size_t(culprit) != r && size_t(culprit) < peers_.size()) {
-      cause = " because rank " + std::to_string(culprit) + " (pid " + std::to_string(pid(culprit)) +
-              ") failed";
-    }
-    return Errorf(sclRemoteError, "rank %zu (pid %d) %s%s", r, pid(int(r)),
-                  why == kAborted ? "called sclCommAbort" : "failed and revoked the communicator",
-                  cause.c_str())
-        .with_culprit(culprit >= 0 ? culprit : int(r));
   }
   return Status::Ok();
 }

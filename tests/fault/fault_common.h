@@ -11,7 +11,7 @@
 namespace fault {
 
 inline int g_failures = 0;
-inline int g_rank = -1;
+inline int g_rank = -1;  // set by init_or_die
 
 inline void expect(bool ok, const char* what, const std::string& detail = "") {
   if (!ok) {
@@ -44,8 +44,11 @@ inline sclComm_t init_or_die() {
 
 int run_bad_arguments();
 int run_mismatch();
-int run_kill_survivor(int victim, int iterations);
+int run_kill_survivor(int victim, const std::string& phase);
+int run_stopped_rank();
 int run_peer_never_arrives();
 int run_abort();
+int run_destroy_during_call();
+int run_cycles(int cycles);
 
 }  // namespace fault
