@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config   # build
   libgtest-dev                       # unit tests
-  procps                             # ps/pgrep in fault tests
+  procps                             # pgrep in fault tests
+  clang libclang-rt-14-dev           # libFuzzer targets
 )
 
 missing=()

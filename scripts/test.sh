@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: the regular build, then an AddressSanitizer + UBSan build, each run
-# through ctest (unit, multi-rank and fault tests).
+# The whole test suite, in four parts:
+#  1. the regular build: unit, multi-rank, fault, soak (60 s), example and install tests;
+#  2. AddressSanitizer + UBSan over everything but the install test;
+#  3. ThreadSanitizer over the tests that exercise threads (streams, groups, abort, destroy);
+#  4. the bootstrap fuzzers (libFuzzer) for a bounded time.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -11,5 +14,16 @@ ctest --test-dir "$root/build" --output-on-failure --timeout 900
 
 "$root/scripts/build.sh" "$root/build-asan" -DSTRATACL_SANITIZE=ON
 echo "== ctest: AddressSanitizer + UBSan build =="
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure --timeout 1800 -LE nosan
+
+"$root/scripts/build.sh" "$root/build-tsan" -DSTRATACL_TSAN=ON
+echo "== ctest: ThreadSanitizer build (streams, groups, abort, destroy, unit) =="
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir "$root/build-tsan" --output-on-failure --timeout 900 \
+  -R '^(Single|Reduce|Rendezvous|mp_streams|mp_p2p|mp_comms|fault_abort|fault_destroy|fault_kill_stream)'
+
+if [ -x "$root/tests/fuzz/run_fuzz.sh" ]; then
+  echo "== fuzz: bootstrap parsers, 60 s =="
+  "$root/tests/fuzz/run_fuzz.sh" 60
+fi
