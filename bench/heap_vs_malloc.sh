@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for r in $(seq 1 "$repeats"); do
   for mem in heap malloc; do
-    "$bin/stratarun" -n "$ranks" "$bin/scl-bench" allreduce -b 8 -e "$max" -f 4 -c 1 -n 10 -w 3 \
+    "$bin/stratarun" -n "$ranks" "$bin/scl-bench" allreduce -b 8 -e "$max" -f 2 -c 1 -n 10 -w 3 \
       --mem "$mem" >"$tmp/$mem.$r" || { cat "$tmp/$mem.$r"; exit 1; }
   done
 done
