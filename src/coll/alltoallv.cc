@@ -13,9 +13,14 @@
 namespace stratacl {
 namespace {
 
+// Owns a temporary heap block for the length of the call. Not copyable: a copy would free the
+// block twice (once while peers still read it).
 struct TempBlock {
   Heap* heap = nullptr;
   void* ptr = nullptr;
+  TempBlock() = default;
+  TempBlock(const TempBlock&) = delete;
+  TempBlock& operator=(const TempBlock&) = delete;
   ~TempBlock() {
     if (ptr) (void)heap->release(ptr);
   }
@@ -41,7 +46,8 @@ Status alltoallv(CollContext& c, const Call& call) {
     if (!heap.ok()) return heap.status();
     Result<void*> block = (*heap)->allocate(extent);
     if (!block.ok()) return block.status();
-    temp = TempBlock{*heap, *block};
+    temp.heap = *heap;
+    temp.ptr = *block;
     for (size_t p = 0; p < n; ++p) {
       copy_bytes(static_cast<char*>(*block) + call.sdispls[p] * es, call.send + call.sdispls[p] * es,
                  call.sendcounts[p] * es);

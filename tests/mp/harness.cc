@@ -13,6 +13,7 @@ namespace mp {
 namespace {
 
 Comm g_world;
+const char* g_program = "mp_tests";
 constexpr int kMaxLinesPerProcess = 40;
 constexpr int kMaxLinesPerCheck = 5;
 
@@ -29,13 +30,15 @@ Comm Describe(sclComm_t comm) {
 const Comm& World() { return g_world; }
 void SetWorld(const Comm& world) { g_world = world; }
 
+void SetProgramName(const char* name) { g_program = name; }
+
 void Fatal(const char* fmt, ...) {
   char text[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "mp_tests: rank %d: FATAL: %s\n", g_world.rank, text);
+  fprintf(stderr, "%s: rank %d: FATAL: %s\n", g_program, g_world.rank, text);
   fflush(stdout);
   fflush(stderr);
   exit(1);

@@ -32,6 +32,9 @@ Comm Describe(sclComm_t comm);
 const Comm& World();
 void SetWorld(const Comm& world);
 
+// The program name that prefixes fatal messages ("mp_tests" unless set).
+void SetProgramName(const char* name);
+
 [[noreturn]] void Fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 [[noreturn]] void FatalCall(const char* expr, sclResult_t r, const char* file, int line);
 

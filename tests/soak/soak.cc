@@ -1,0 +1,789 @@
+// soak: random collectives for a given time, every result checked.
+//
+//   stratarun -n N soak --seconds S [--seed X] [--iterations I] [--first-iteration F]
+//                       [--progress P] [--trace]
+//
+// Every rank draws the same sequence of iterations. Iteration i draws from its own generator,
+// seeded with (seed, i), so the choices of one iteration never depend on what earlier ones drew
+// or on which rank draws them. An iteration is one of:
+//   - one blocking call (most iterations): a random collective of the 11 kinds (allreduce,
+//     broadcast, reduce, allgather, reducescatter, alltoall, alltoallv, gather, scatter, a
+//     grouped send/recv ring, barrier) on one of the communicators, with a random dtype, op,
+//     root, size (0 to 8 MiB for the largest buffer, skewed to small), buffer kinds (heap,
+//     malloc, mixed), element offsets, in place or not, NULL buffers for some empty calls;
+//   - a stream batch: calls queued on one or two streams (each on its own communicator), some
+//     blocking calls meanwhile on a third communicator, then the streams synchronised;
+//   - the destruction and re-creation, by sclCommSplit of the world, of one of the split
+//     communicators (with a new variant of its colours and keys, sometimes with a small
+//     staging area), or of the two streams.
+// The communicators: the world; "halves" (two halves: contiguous, interleaved, or contiguous
+// with reversed keys); "dup" (every rank: keys reversed, rotated, or all equal); "partial" (all
+// ranks but one, chosen at random). A rank that is not in a communicator skips its calls.
+//
+// Every call is checked by tests/mp/calls.cc: every element of every buffer (outputs, inputs
+// that must stay, guard elements) compared bit for bit with an independent reference. A wrong
+// element is counted and reported and the run goes on; a library call that returns an error is
+// fatal (the rank prints the call and exits 1; stratarun ends the job).
+//
+// Stopping: rank 0 decides when the time is up; every kStopEvery iterations the ranks agree
+// through an allreduce (max) of a stop flag on the world. With --iterations the run instead
+// stops after that many iterations (no clock: the same run every time).
+//
+// Reproduction: a failure message names the iteration and the seed. `--seed X
+// --first-iteration F --iterations K` replays iterations F .. F+K-1 exactly (the communicator
+// variants in force at F are recomputed from the earlier iterations' draws without running
+// them).
+//
+// At the end rank 0 prints the duration, the calls checked (total and per rank), elements
+// checked, per-collective counts and `<passed> passed, <failed> failed`; passed counts calls
+// whose every check passed. Exit status: non-zero if any rank saw a failure.
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "calls.h"
+#include "harness.h"
+#include "reference.h"
+
+namespace {
+
+using mp::Coll;
+
+constexpr uint64_t kDefaultSeed = 0x50A4C0FFEEull;
+constexpr int kStopEvery = 4;  // iterations between two stop-flag agreements
+constexpr size_t kNumColls = std::size(mp::kAllColls);
+constexpr size_t kKiB = 1024, kMiB = 1024 * 1024;
+
+// ----------------------------------------------------------------------------------------------
+// Shared random choices.
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t Next() { return mp::ref::Mix(state_ += 0x9E3779B97F4A7C15ull); }
+  uint64_t Below(uint64_t n) { return n ? Next() % n : 0; }
+  double Unit() { return double(Next() >> 11) * 0x1.0p-53; }
+  bool Chance(double p) { return Unit() < p; }
+
+ private:
+  uint64_t state_;
+};
+
+// What an iteration does; drawn first, so that it can be recomputed cheaply (fast-forward).
+enum class Action { kCall, kStreams, kRecreateComm, kRecreateStreams };
+
+Action DrawAction(Rng& rng) {
+  const uint64_t u = rng.Below(1000);
+  if (u < 6) return Action::kRecreateComm;     // 0.6 %
+  if (u < 8) return Action::kRecreateStreams;  // 0.2 %
+  if (u < 48) return Action::kStreams;         // 4 %
+  return Action::kCall;
+}
+
+// The largest buffer of a call, in bytes: 0 (4 %), else log-uniform in [1 B, 4 KiB) (50 %),
+// [4 KiB, 256 KiB) (30 %), [256 KiB, 4 MiB) (13 %), [4 MiB, 8 MiB] (3 %).
+size_t DrawBytes(Rng& rng) {
+  const uint64_t u = rng.Below(1000);
+  if (u < 40) return 0;
+  double lo, hi;
+  if (u < 540) {
+    lo = 1, hi = 4 * kKiB;
+  } else if (u < 840) {
+    lo = 4 * kKiB, hi = 256 * kKiB;
+  } else if (u < 970) {
+    lo = 256 * kKiB, hi = 4 * kMiB;
+  } else {
+    lo = 4 * kMiB, hi = 8 * kMiB;
+  }
+  const double b = std::exp(std::log(lo) + rng.Unit() * (std::log(hi) - std::log(lo)));
+  return size_t(b) < 1 ? 1 : size_t(b);
+}
+
+// A call as drawn, before it meets a communicator (whose size sets the count and the root).
+struct Drawn {
+  Coll coll = Coll::kAllReduce;
+  sclDataType_t dtype = sclFloat32;
+  int op = -1;
+  size_t bytes = 0;
+  uint64_t root_draw = 0;
+  bool in_place = false;
+  mp::Mem send_mem = mp::Mem::kHeap, recv_mem = mp::Mem::kHeap;
+  size_t send_offset = 0, recv_offset = 0;
+  bool null_when_empty = false;
+  uint64_t seed = 0;
+};
+
+constexpr size_t kOffsets[] = {0, 0, 0, 0, 1, 2, 3, 7, 16, 61};
+
+Drawn DrawCall(Rng& rng, uint64_t seed, size_t max_bytes) {
+  Drawn d;
+  // Allreduce twice as often as the others.
+  const uint64_t k = rng.Below(kNumColls + 1);
+  d.coll = k == kNumColls ? Coll::kAllReduce : mp::kAllColls[k];
+  d.dtype = mp::kAllDtypes[rng.Below(std::size(mp::kAllDtypes))];
+  const int op = int(mp::kAllOps[rng.Below(std::size(mp::kAllOps))]);
+  d.op = mp::Reduces(d.coll) ? op : -1;
+  d.bytes = DrawBytes(rng);
+  if (d.bytes > max_bytes) d.bytes = max_bytes;
+  d.root_draw = rng.Next();
+  const bool in_place = rng.Chance(0.3);
+  d.in_place = in_place && mp::HasInPlace(d.coll);
+  switch (rng.Below(4)) {
+    case 0:
+      d.send_mem = d.recv_mem = mp::Mem::kHeap;
+      break;
+    case 1:
+      d.send_mem = d.recv_mem = mp::Mem::kMalloc;
+      break;
+    case 2:
+      d.send_mem = mp::Mem::kHeap, d.recv_mem = mp::Mem::kMalloc;
+      break;
+    default:
+      d.send_mem = mp::Mem::kMalloc, d.recv_mem = mp::Mem::kHeap;
+      break;
+  }
+  d.send_offset = kOffsets[rng.Below(std::size(kOffsets))];
+  d.recv_offset = kOffsets[rng.Below(std::size(kOffsets))];
+  d.null_when_empty = rng.Chance(0.5);
+  d.seed = mp::ref::MakeSeed(seed, rng.Next());
+  return d;
+}
+
+// Collectives whose largest buffer holds nranks * count elements.
+bool ScalesWithRanks(Coll c) {
+  return c == Coll::kAllGather || c == Coll::kReduceScatter || c == Coll::kAlltoAll ||
+         c == Coll::kAlltoAllv || c == Coll::kGather || c == Coll::kScatter;
+}
+
+// Placement names must outlive the calls: interned here.
+const char* Intern(const std::string& s) {
+  static std::set<std::string> names;
+  return names.insert(s).first->c_str();
+}
+
+mp::CallSpec MakeSpec(const Drawn& d, const mp::Comm& c, const std::string& context) {
+  mp::CallSpec spec;
+  spec.coll = d.coll;
+  spec.dtype = d.dtype;
+  spec.op = d.op;
+  const size_t es = mp::DtypeSize(d.dtype);
+  size_t count = d.bytes / es;
+  if (ScalesWithRanks(d.coll)) count /= size_t(c.n);
+  if (d.bytes > 0 && count == 0) count = 1;
+  spec.count = count;
+  spec.root = mp::Rooted(d.coll) ? int(d.root_draw % uint64_t(c.n)) : -1;
+  mp::Placement& pl = spec.placement;
+  pl.in_place = d.in_place;
+  pl.send_mem = d.send_mem;
+  pl.recv_mem = d.recv_mem;
+  pl.send_offset = d.send_offset;
+  pl.recv_offset = d.recv_offset;
+  auto where = [](mp::Mem m, size_t off) {
+    return std::string(mp::MemName(m)) + (off ? "+" + std::to_string(off) : "");
+  };
+  pl.name = Intern(d.in_place ? "buf=" + where(d.recv_mem, d.recv_offset)
+                              : "send=" + where(d.send_mem, d.send_offset) +
+                                    " recv=" + where(d.recv_mem, d.recv_offset));
+  spec.null_when_empty = d.null_when_empty;
+  spec.seed = d.seed;
+  spec.context = context;
+  return spec;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Communicators.
+
+enum SlotId { kWorld, kHalves, kDup, kPartial, kNumSlots };
+const char* const kSlotNames[kNumSlots] = {"world", "halves", "dup", "partial"};
+constexpr int kVariants[kNumSlots] = {1, 3, 3, 2};
+
+// What a split communicator looks like: drawn at each re-creation.
+struct Shape {
+  int variant = 0;
+  uint64_t param = 0;      // dup: rotation; partial: the rank left out
+  long long staging = -1;  // config stagingBytes; -1: inherit the world's
+  int generation = 0;
+};
+
+// Colour and key of world rank r in a communicator of `slot` with `shape`.
+void ColorKey(int slot, const Shape& s, int r, int n, int* color, int* key) {
+  *color = 0;
+  *key = r;
+  switch (slot) {
+    case kHalves:
+      if (s.variant == 0) {
+        *color = r < (n + 1) / 2 ? 0 : 1;
+      } else if (s.variant == 1) {
+        *color = r % 2;
+      } else {
+        *color = r < (n + 1) / 2 ? 0 : 1;
+        *key = -r;
+      }
+      break;
+    case kDup:
+      if (s.variant == 0) {
+        *key = n - r;
+      } else if (s.variant == 1) {
+        *key = int((uint64_t(r) + s.param) % uint64_t(n));
+      } else {
+        *key = 0;  // ties: ordered by world rank
+      }
+      break;
+    case kPartial:
+      *color = uint64_t(r) == s.param % uint64_t(n) ? SCL_SPLIT_NOCOLOR : 5;
+      if (s.variant == 1) *key = -r;
+      break;
+    default:
+      break;
+  }
+}
+
+Shape DrawShape(Rng& rng, int slot, int generation) {
+  Shape s;
+  s.generation = generation;
+  s.variant = int(rng.Below(uint64_t(kVariants[slot])));
+  s.param = rng.Next();
+  const uint64_t st = rng.Below(4);
+  s.staging = st == 0 ? 64 * 1024 : st == 1 ? 1024 * 1024 : -1;
+  return s;
+}
+
+std::string ShapeName(int slot, const Shape& s, int n) {
+  static const char* const kNames[kNumSlots][3] = {
+      {"", "", ""},
+      {"contiguous", "interleaved", "contiguous-reversed"},
+      {"reversed", "rotated", "equal-keys"},
+      {"", "keys-reversed", ""}};
+  std::string name = kSlotNames[slot];
+  if (slot == kWorld) return name;
+  name += "#" + std::to_string(s.generation);
+  std::string v = kNames[slot][s.variant];
+  if (slot == kPartial) {
+    v = "without-" + std::to_string(s.param % uint64_t(n)) + (v.empty() ? "" : "," + v);
+  }
+  if (!v.empty()) name += "(" + v + ")";
+  if (s.staging > 0) name += "[staging=" + std::to_string(s.staging / 1024) + "K]";
+  return name;
+}
+
+struct Stats {
+  uint64_t calls[kNumColls] = {};
+  uint64_t failed[kNumColls] = {};
+  uint64_t elements[kNumColls] = {};
+  uint64_t stream_calls = 0;   // of the calls: queued on a stream
+  uint64_t overlap_calls = 0;  // of the calls: blocking while streams ran
+  uint64_t other_checks = 0;   // membership, stream status, async error
+  uint64_t other_failed = 0;
+  uint64_t iterations = 0;
+  uint64_t comm_recreations = 0;
+  uint64_t stream_recreations = 0;
+  uint64_t stream_batches = 0;
+  uint64_t bytes = 0;  // payload: count * element size, per call (the "size" drawn)
+};
+
+size_t CollIndex(Coll c) {
+  for (size_t i = 0; i < kNumColls; ++i) {
+    if (mp::kAllColls[i] == c) return i;
+  }
+  mp::Fatal("unknown collective %d", int(c));
+}
+
+class Soak {
+ public:
+  Soak(uint64_t seed, bool trace) : seed_(seed), trace_(trace), world_(mp::World()) {}
+  ~Soak() { mp::SetProgramName("soak"); }  // fatal_prefix_ dies with this object
+
+  void Run(double seconds, long long iterations, long long first, double progress);
+  int Report(double seconds_requested);
+
+ private:
+  struct Slot {
+    Shape shape;
+    sclComm_t comm = nullptr;  // NULL: this rank is not a member
+    mp::Comm desc;
+    std::string name;
+  };
+
+  void CreateSlot(int slot, const Shape& shape, long long iter);
+  void DestroySlot(int slot, long long iter);
+  void Expect(bool ok, const std::string& what);
+  bool AgreeStop(bool mine);
+  std::string Context(int slot, long long iter, const std::string& extra = "") const;
+  void Issue(mp::PreparedCall& call, sclStream_t stream);
+  void Check(mp::PreparedCall& call);
+  void BlockingCall(int slot, const Drawn& d, const std::string& context);
+  void StreamBatch(Rng& rng, long long iter);
+  void RecreateStreams();
+
+  uint64_t seed_;
+  bool trace_;
+  mp::Comm world_;
+  Slot slots_[kNumSlots];
+  sclStream_t streams_[2] = {nullptr, nullptr};
+  uint32_t* stop_buf_ = nullptr;
+  Stats st_;
+  double elapsed_ = 0;
+  char fatal_prefix_[96] = "soak";
+};
+
+std::string Soak::Context(int slot, long long iter, const std::string& extra) const {
+  char buf[64];
+  snprintf(buf, sizeof buf, " iter=%lld seed=0x%" PRIx64, iter, seed_);
+  return "comm=" + slots_[slot].name + (extra.empty() ? "" : " " + extra) + buf;
+}
+
+void Soak::Expect(bool ok, const std::string& what) {
+  ++st_.other_checks;
+  if (ok) return;
+  ++st_.other_failed;
+  fprintf(stderr, "FAILED rank %d: %s\n", world_.rank, what.c_str());
+}
+
+void Soak::CreateSlot(int slot, const Shape& shape, long long iter) {
+  Slot& s = slots_[slot];
+  s.shape = shape;
+  s.name = ShapeName(slot, shape, world_.n);
+  if (slot == kWorld) {
+    s.comm = world_.comm;
+    s.desc = world_;
+    return;
+  }
+  const int n = world_.n, me = world_.rank;
+  int color = 0, key = 0;
+  ColorKey(slot, shape, me, n, &color, &key);
+  sclConfig_t config = SCL_CONFIG_INITIALIZER;
+  if (shape.staging > 0) config.stagingBytes = shape.staging;
+  sclComm_t c = nullptr;
+  const sclResult_t r =
+      sclCommSplit(world_.comm, color, key, &c, shape.staging > 0 ? &config : nullptr);
+  if (r != sclSuccess) {
+    mp::Fatal("sclCommSplit(color=%d, key=%d) for %s at iter=%lld seed=0x%" PRIx64
+              " returned %d (%s): %s",
+              color, key, s.name.c_str(), iter, seed_, int(r), sclGetErrorString(r),
+              sclGetLastError(world_.comm));
+  }
+  // Expected members in communicator order: same colour, by (key, world rank).
+  std::vector<std::pair<int, int>> members;
+  if (color >= 0) {
+    for (int p = 0; p < n; ++p) {
+      int pc = 0, pk = 0;
+      ColorKey(slot, shape, p, n, &pc, &pk);
+      if (pc == color) members.push_back({pk, p});
+    }
+    std::sort(members.begin(), members.end());
+  }
+  const std::string what = "sclCommSplit for " + s.name + " at iter=" + std::to_string(iter);
+  Expect((c == nullptr) == (color < 0),
+         what + (color < 0 ? ": SCL_SPLIT_NOCOLOR gave a communicator" : ": gave NULL"));
+  s.comm = c;
+  if (!c) return;
+  s.desc = mp::Describe(c);
+  int expected_rank = -1;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i].second == me) expected_rank = int(i);
+  }
+  Expect(s.desc.n == int(members.size()), what + ": sclCommCount gave " + std::to_string(s.desc.n) +
+                                              ", expected " + std::to_string(members.size()));
+  Expect(s.desc.rank == expected_rank, what + ": sclCommUserRank gave " +
+                                           std::to_string(s.desc.rank) + ", expected " +
+                                           std::to_string(expected_rank));
+  if (s.desc.n != int(members.size()) || s.desc.rank != expected_rank) {
+    mp::Fatal("%s: wrong membership; the checks of later calls would be meaningless", what.c_str());
+  }
+}
+
+void Soak::DestroySlot(int slot, long long iter) {
+  Slot& s = slots_[slot];
+  if (s.comm) {
+    const sclResult_t r = sclCommDestroy(s.comm);
+    if (r != sclSuccess) {
+      mp::Fatal("sclCommDestroy(%s) at iter=%lld seed=0x%" PRIx64 " returned %d (%s): %s",
+                s.name.c_str(), iter, seed_, int(r), sclGetErrorString(r),
+                sclGetLastError(nullptr));
+    }
+  }
+  s.comm = nullptr;
+  s.desc = mp::Comm{};
+}
+
+bool Soak::AgreeStop(bool mine) {
+  stop_buf_[0] = mine ? 1u : 0u;
+  const sclResult_t r =
+      sclAllReduce(stop_buf_, stop_buf_, 1, sclUint32, sclMax, world_.comm, nullptr);
+  if (r != sclSuccess) {
+    mp::Fatal("stop-flag allreduce returned %d (%s): %s", int(r), sclGetErrorString(r),
+              sclGetLastError(world_.comm));
+  }
+  if (stop_buf_[0] > 1) mp::Fatal("stop-flag allreduce (max of 0/1) gave %u", stop_buf_[0]);
+  return stop_buf_[0] == 1;
+}
+
+void Soak::Issue(mp::PreparedCall& call, sclStream_t stream) {
+  if (trace_) {
+    printf("soak: rank %d: %s%s\n", world_.rank, stream ? "queue " : "call ",
+           call.Info().Text().c_str());
+  }
+  const sclResult_t r = call.Issue(stream);
+  if (r != sclSuccess) {
+    mp::Fatal("%s%s returned %d (%s): %s", stream ? "queueing " : "", call.Info().Text().c_str(),
+              int(r), sclGetErrorString(r), sclGetLastError(nullptr));
+  }
+}
+
+void Soak::Check(mp::PreparedCall& call) {
+  mp::Tally& tally = mp::GlobalTally();
+  const size_t ci = CollIndex(call.spec().coll);
+  const uint64_t before = tally.elements();
+  const uint64_t wrong = call.Verify(tally);
+  ++st_.calls[ci];
+  if (wrong) ++st_.failed[ci];
+  st_.elements[ci] += tally.elements() - before;
+  st_.bytes += call.spec().count * mp::DtypeSize(call.spec().dtype);
+}
+
+void Soak::BlockingCall(int slot, const Drawn& d, const std::string& context) {
+  const Slot& s = slots_[slot];
+  if (!s.comm) return;  // not a member
+  mp::PreparedCall call(s.desc, MakeSpec(d, s.desc, context));
+  Issue(call, nullptr);
+  Check(call);
+}
+
+void Soak::RecreateStreams() {
+  for (sclStream_t& s : streams_) {
+    if (s) MP_OK(sclStreamDestroy(s));
+    s = nullptr;
+    MP_OK(sclStreamCreate(&s));
+  }
+}
+
+// One or two streams, each on its own communicator, get 1-12 calls each (at most 1 MiB per
+// buffer), queued in interleaved order; meanwhile (half the batches) 1-4 blocking calls run on
+// a communicator neither stream uses. Then the streams are synchronised and everything checked.
+void Soak::StreamBatch(Rng& rng, long long iter) {
+  const int nstreams = 1 + int(rng.Below(2));
+  int on[2] = {-1, -1};
+  on[0] = int(rng.Below(kNumSlots));
+  on[1] = int((uint64_t(on[0]) + 1 + rng.Below(kNumSlots - 1)) % kNumSlots);
+  size_t ncalls[2] = {0, 0};
+  for (int s = 0; s < nstreams; ++s) ncalls[s] = 1 + rng.Below(12);
+  int overlap_slot = -1;
+  size_t noverlap = 0;
+  if (rng.Chance(0.5)) {
+    overlap_slot = int(rng.Below(kNumSlots));
+    while (overlap_slot == on[0] || (nstreams == 2 && overlap_slot == on[1])) {
+      overlap_slot = (overlap_slot + 1) % kNumSlots;
+    }
+    noverlap = 1 + rng.Below(4);
+  }
+  const bool query_early = rng.Chance(0.5);
+
+  // Draw everything first (same order on every rank), then act.
+  std::vector<Drawn> drawn[2];
+  for (int s = 0; s < nstreams; ++s) {
+    for (size_t i = 0; i < ncalls[s]; ++i) drawn[s].push_back(DrawCall(rng, seed_, kMiB));
+  }
+  std::vector<Drawn> over;
+  for (size_t i = 0; i < noverlap; ++i) over.push_back(DrawCall(rng, seed_, 8 * kMiB));
+
+  ++st_.stream_batches;
+  std::vector<std::unique_ptr<mp::PreparedCall>> queued;
+  const size_t most = std::max(ncalls[0], ncalls[1]);
+  for (size_t i = 0; i < most; ++i) {
+    for (int s = 0; s < nstreams; ++s) {
+      if (i >= ncalls[s]) continue;
+      const Slot& sl = slots_[on[s]];
+      if (!sl.comm) continue;
+      const std::string ctx =
+          Context(on[s], iter, "stream=" + std::to_string(s) + " call=" + std::to_string(i));
+      queued.push_back(
+          std::make_unique<mp::PreparedCall>(sl.desc, MakeSpec(drawn[s][i], sl.desc, ctx)));
+      Issue(*queued.back(), streams_[s]);
+    }
+  }
+  for (size_t i = 0; i < over.size(); ++i) {
+    if (!slots_[overlap_slot].comm) continue;
+    BlockingCall(overlap_slot, over[i],
+                 Context(overlap_slot, iter, "overlapping-streams call=" + std::to_string(i)));
+    ++st_.overlap_calls;
+  }
+  const std::string where = " (iter=" + std::to_string(iter) + ")";
+  if (query_early) {
+    for (int s = 0; s < nstreams; ++s) {
+      const sclResult_t q = sclStreamQuery(streams_[s]);
+      Expect(
+          q == sclSuccess || q == sclInProgress,
+          std::string("sclStreamQuery with work queued returned ") + sclGetErrorString(q) + where);
+    }
+  }
+  for (int s = 0; s < nstreams; ++s) {
+    const sclResult_t r = sclStreamSynchronize(streams_[s]);
+    if (r != sclSuccess) {
+      mp::Fatal("sclStreamSynchronize(stream %d, comm %s) at iter=%lld seed=0x%" PRIx64
+                " returned %d (%s): %s",
+                s, slots_[on[s]].name.c_str(), iter, seed_, int(r), sclGetErrorString(r),
+                sclGetLastError(nullptr));
+    }
+    const sclResult_t q = sclStreamQuery(streams_[s]);
+    Expect(q == sclSuccess, std::string("sclStreamQuery after sclStreamSynchronize returned ") +
+                                sclGetErrorString(q) + where);
+  }
+  for (auto& c : queued) {
+    Check(*c);
+    ++st_.stream_calls;
+  }
+  for (int s = 0; s < nstreams; ++s) {
+    if (!slots_[on[s]].comm) continue;
+    sclResult_t async = sclInternalError;
+    MP_OK(sclCommGetAsyncError(slots_[on[s]].comm, &async));
+    Expect(async == sclSuccess, "sclCommGetAsyncError(" + slots_[on[s]].name + ") returned " +
+                                    sclGetErrorString(async) + where);
+  }
+}
+
+void Soak::Run(double seconds, long long iterations, long long first, double progress) {
+  snprintf(fatal_prefix_, sizeof fatal_prefix_, "soak (setup seed=0x%" PRIx64 ")", seed_);
+  mp::SetProgramName(fatal_prefix_);
+  MP_OK(sclMemAlloc(reinterpret_cast<void**>(&stop_buf_), 64));
+  // The shapes in force at `first`: replay the re-creation draws of the earlier iterations.
+  Shape shapes[kNumSlots];
+  int generation[kNumSlots] = {};
+  auto redraw = [&](Rng& rng) {
+    const int slot = 1 + int(rng.Below(kNumSlots - 1));
+    shapes[slot] = DrawShape(rng, slot, ++generation[slot]);
+    return slot;
+  };
+  for (int slot = 1; slot < kNumSlots; ++slot) {
+    Rng rng(mp::ref::MakeSeed(seed_, 0x5EED, uint64_t(slot)));
+    shapes[slot] = DrawShape(rng, slot, 0);
+  }
+  for (long long it = 0; it < first; ++it) {
+    Rng rng(mp::ref::MakeSeed(seed_, uint64_t(it)));
+    if (DrawAction(rng) == Action::kRecreateComm) redraw(rng);
+  }
+  for (int slot = 0; slot < kNumSlots; ++slot) CreateSlot(slot, shapes[slot], first);
+  RecreateStreams();
+
+  const double start = mp::Now();
+  double next_progress = start + progress;
+  long long iter = first;
+  for (;; ++iter) {
+    // Fatal messages (library errors, also from the shared buffers and checks) name the
+    // iteration and the seed: the program name is their prefix.
+    snprintf(fatal_prefix_, sizeof fatal_prefix_, "soak (iter=%lld seed=0x%" PRIx64 ")", iter,
+             seed_);
+    // --iterations: the same decision on every rank. --seconds: rank 0's clock decides, and
+    // the ranks agree every kStopEvery iterations.
+    if (iterations >= 0 && iter - first >= iterations) break;
+    if ((iter - first) % kStopEvery == 0) {
+      const bool time_up = iterations < 0 && world_.rank == 0 && mp::Now() - start >= seconds;
+      if (AgreeStop(time_up)) break;
+    }
+    if (world_.rank == 0 && progress > 0 && mp::Now() >= next_progress) {
+      uint64_t calls = 0, failed = 0;
+      for (size_t i = 0; i < kNumColls; ++i) calls += st_.calls[i], failed += st_.failed[i];
+      printf("soak: %.0f s: iteration %lld, rank 0: %" PRIu64 " calls checked, %" PRIu64
+             " failed, %" PRIu64 " communicators re-created\n",
+             mp::Now() - start, iter, calls, failed + st_.other_failed, st_.comm_recreations);
+      next_progress += progress;
+    }
+    ++st_.iterations;
+    Rng rng(mp::ref::MakeSeed(seed_, uint64_t(iter)));
+    switch (DrawAction(rng)) {
+      case Action::kRecreateComm: {
+        const int slot = redraw(rng);
+        DestroySlot(slot, iter);
+        CreateSlot(slot, shapes[slot], iter);
+        ++st_.comm_recreations;
+        break;
+      }
+      case Action::kRecreateStreams:
+        RecreateStreams();
+        ++st_.stream_recreations;
+        break;
+      case Action::kStreams:
+        StreamBatch(rng, iter);
+        break;
+      case Action::kCall: {
+        const int slot = int(rng.Below(kNumSlots));
+        const Drawn d = DrawCall(rng, seed_, 8 * kMiB);
+        BlockingCall(slot, d, Context(slot, iter));
+        break;
+      }
+    }
+  }
+  elapsed_ = mp::Now() - start;
+  snprintf(fatal_prefix_, sizeof fatal_prefix_, "soak (teardown seed=0x%" PRIx64 ")", seed_);
+
+  for (sclStream_t& s : streams_) {
+    MP_OK(sclStreamDestroy(s));
+    s = nullptr;
+  }
+  for (int slot = kNumSlots - 1; slot >= 1; --slot) DestroySlot(slot, iter);
+}
+
+int Soak::Report(double seconds_requested) {
+  // Per-rank figures summed over the world: [calls, failed, elements] per collective, then the
+  // other counters.
+  constexpr size_t kOther = 8;
+  constexpr size_t kLen = 3 * kNumColls + kOther;
+  uint64_t* sum = nullptr;
+  uint64_t* per_rank = nullptr;
+  MP_OK(sclMemAlloc(reinterpret_cast<void**>(&sum), kLen * sizeof(uint64_t)));
+  MP_OK(sclMemAlloc(reinterpret_cast<void**>(&per_rank), 2 * size_t(world_.n) * sizeof(uint64_t)));
+  uint64_t my_calls = 0, my_failed = st_.other_failed;
+  for (size_t i = 0; i < kNumColls; ++i) {
+    sum[i] = st_.calls[i];
+    sum[kNumColls + i] = st_.failed[i];
+    sum[2 * kNumColls + i] = st_.elements[i];
+    my_calls += st_.calls[i];
+    my_failed += st_.failed[i];
+  }
+  const mp::Tally& tally = mp::GlobalTally();
+  uint64_t* o = sum + 3 * kNumColls;
+  o[0] = st_.stream_calls;
+  o[1] = st_.overlap_calls;
+  o[2] = st_.other_checks;
+  o[3] = st_.other_failed;
+  o[4] = tally.wrong_elements();
+  o[5] = st_.bytes;
+  o[6] = tally.passed();
+  o[7] = tally.failed();
+  uint64_t mine[2] = {my_calls, my_failed};
+  MP_OK(sclAllReduce(sum, sum, kLen, sclUint64, sclSum, world_.comm, nullptr));
+  MP_OK(sclAllGather(mine, per_rank, 2, sclUint64, world_.comm, nullptr));
+
+  uint64_t calls = 0, failed_calls = 0, elements = 0;
+  for (size_t i = 0; i < kNumColls; ++i) {
+    calls += sum[i];
+    failed_calls += sum[kNumColls + i];
+    elements += sum[2 * kNumColls + i];
+  }
+  const uint64_t other_failed = o[3];
+  const uint64_t passed = calls - failed_calls;
+  const uint64_t failed = failed_calls + other_failed;
+  if (my_failed > 0) {
+    fprintf(stderr,
+            "soak: rank %d: %" PRIu64 " of %" PRIu64 " calls FAILED, %" PRIu64
+            " other checks failed (%" PRIu64 " wrong elements)\n",
+            world_.rank, my_failed - st_.other_failed, my_calls, st_.other_failed,
+            tally.wrong_elements());
+  }
+  if (world_.rank == 0) {
+    printf("soak: %d ranks, seed 0x%" PRIx64 ", %" PRIu64 " iterations in %.2f s", world_.n, seed_,
+           st_.iterations, elapsed_);
+    if (seconds_requested > 0) printf(" (%.0f s requested)", seconds_requested);
+    printf("\n");
+    printf("soak: calls checked: %" PRIu64 " on all ranks (%.1f per second), per rank:", calls,
+           elapsed_ > 0 ? double(calls) / elapsed_ : 0.0);
+    for (int r = 0; r < world_.n; ++r) printf(" %" PRIu64, per_rank[2 * r]);
+    printf("\n");
+    printf("soak: elements checked: %" PRIu64 " (outputs, unchanged inputs, guards); %" PRIu64
+           " wrong; payload %.1f MiB\n",
+           elements, o[4], double(o[5]) / double(kMiB));
+    printf("soak: of the calls, %" PRIu64 " queued on streams (%" PRIu64 " batches), %" PRIu64
+           " blocking while streams ran\n",
+           o[0], st_.stream_batches, o[1]);
+    printf("soak: communicators re-created: %" PRIu64 ", streams re-created: %" PRIu64
+           "; other checks (membership, stream status, async errors): %" PRIu64 ", %" PRIu64
+           " failed\n",
+           st_.comm_recreations, st_.stream_recreations, o[2], other_failed);
+    printf("soak: per collective (calls on all ranks, failed, elements):\n");
+    for (size_t i = 0; i < kNumColls; ++i) {
+      printf("soak:   %-14s %10" PRIu64 " %6" PRIu64 " %14" PRIu64 "\n",
+             mp::CollName(mp::kAllColls[i]), sum[i], sum[kNumColls + i], sum[2 * kNumColls + i]);
+    }
+    if (calls == 0) printf("soak: FAILED: no calls were checked\n");
+    printf("%" PRIu64 " passed, %" PRIu64 " failed\n", passed, failed);
+  }
+  fflush(stdout);
+  fflush(stderr);
+  const bool bad = my_failed > 0 || failed > 0 || calls == 0 || o[7] > 0;
+  MP_OK(sclMemFree(sum));
+  MP_OK(sclMemFree(per_rank));
+  MP_OK(sclMemFree(stop_buf_));
+  return bad ? 1 : 0;
+}
+
+[[noreturn]] void Usage(const char* msg) {
+  fprintf(stderr,
+          "soak: %s\nusage: stratarun -n N soak --seconds S [--seed X] [--iterations I]\n"
+          "                 [--first-iteration F] [--progress P] [--trace]\n"
+          "  --seconds S          run for S seconds (rank 0's clock)\n"
+          "  --seed X             shared seed (default 0x%" PRIx64
+          "; decimal or 0x hex)\n"
+          "  --iterations I       run exactly I iterations instead of --seconds\n"
+          "  --first-iteration F  start at iteration F (replays a failure's iteration)\n"
+          "  --progress P         rank 0 prints progress every P seconds (default 10; 0: none)\n"
+          "  --trace              every rank prints every call before issuing it\n",
+          msg, kDefaultSeed);
+  exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  mp::SetProgramName("soak");
+  double seconds = -1, progress = 10;
+  bool trace = false;
+  long long iterations = -1, first = 0;
+  uint64_t seed = kDefaultSeed;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--trace") {
+      trace = true;
+      continue;
+    }
+    if (i + 1 >= argc) Usage(("missing value after " + a).c_str());
+    const char* v = argv[++i];
+    char* end = nullptr;
+    errno = 0;
+    if (a == "--seconds") {
+      seconds = std::strtod(v, &end);
+      if (!(seconds >= 0)) Usage("bad --seconds");
+    } else if (a == "--seed") {
+      seed = std::strtoull(v, &end, 0);
+    } else if (a == "--iterations") {
+      iterations = std::strtoll(v, &end, 0);
+      if (iterations < 0) Usage("bad --iterations");
+    } else if (a == "--first-iteration") {
+      first = std::strtoll(v, &end, 0);
+      if (first < 0) Usage("bad --first-iteration");
+    } else if (a == "--progress") {
+      progress = std::strtod(v, &end);
+      if (!(progress >= 0)) Usage("bad --progress");
+    } else {
+      Usage(("unknown argument " + a).c_str());
+    }
+    if (errno != 0 || end == v || *end != '\0') Usage(("bad value for " + a).c_str());
+  }
+  if ((seconds < 0) == (iterations < 0)) Usage("give exactly one of --seconds and --iterations");
+
+  sclComm_t comm = nullptr;
+  MP_OK(sclCommInitFromEnv(&comm));
+  mp::SetWorld(mp::Describe(comm));
+  if (mp::World().rank == 0) {
+    printf("soak: %d ranks, seed 0x%" PRIx64 ", %s\n", mp::World().n, seed,
+           iterations >= 0 ? ("iterations " + std::to_string(first) + " to " +
+                              std::to_string(first + iterations - 1))
+                                 .c_str()
+                           : (std::to_string(seconds) + " s").c_str());
+  }
+  int status;
+  {
+    Soak soak(seed, trace);
+    soak.Run(seconds, iterations, first, progress);
+    status = soak.Report(seconds);
+  }
+  MP_OK(sclCommDestroy(comm));
+  return status;
+}
