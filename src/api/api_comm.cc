@@ -107,7 +107,8 @@ sclResult_t sclGetUniqueId(sclUniqueId* uniqueId) {
 sclResult_t sclCommInitRankConfig(sclComm_t* comm, int nranks, sclUniqueId commId, int rank,
                                   sclConfig_t* config) {
   if (nranks >= 1 && (rank < 0 || rank >= nranks)) {
-    return report(nullptr, Errorf(sclInvalidArgument, "rank: %d is out of range [0, %d)", rank, nranks));
+    return report(nullptr,
+                  Errorf(sclInvalidArgument, "rank: %d is out of range [0, %d)", rank, nranks));
   }
   Result<bootstrap::IdData> id = bootstrap::decode_id(commId);
   if (!id.ok()) return report(nullptr, id.status());

@@ -103,7 +103,8 @@ Result<LaunchEnv> read_launch_env(const EnvLookup& lookup) {
 
   if (const char* hex = env("STRATACL_JOB_SECRET")) {
     Result<Secret> s = parse_secret_hex(hex);
-    if (!s.ok()) return Errorf(sclInvalidArgument, "STRATACL_JOB_SECRET: %s", s.status().message().c_str());
+    if (!s.ok())
+      return Errorf(sclInvalidArgument, "STRATACL_JOB_SECRET: %s", s.status().message().c_str());
     out.id.secret = *s;
   } else {
     const char* job = env(f->job_var);

@@ -13,8 +13,8 @@ namespace stratacl::bootstrap {
 struct LaunchEnv {
   std::string launcher;  // "stratarun", "torchrun", "openmpi", "mpich", "slurm"
   int rank = -1, nranks = -1;
-  IdData id;             // root address and job secret
-  int root_fd = -1;      // stratarun hands rank 0 a listening socket (STRATACL_ROOT_FD)
+  IdData id;                // root address and job secret
+  int root_fd = -1;         // stratarun hands rank 0 a listening socket (STRATACL_ROOT_FD)
   bool serve_root = false;  // this rank must run the rendezvous root
 };
 

@@ -101,12 +101,13 @@ class Rendezvous {
   void admit(UniqueFd fd, const RankInfo& info) {
     if (nranks_ < 0) nranks_ = info.nranks;
     if (info.nranks != nranks_) {
-      failure_ = "rank " + std::to_string(info.rank) + " was started with nranks=" +
-                 std::to_string(info.nranks) + " but others with nranks=" + std::to_string(nranks_);
+      failure_ = "rank " + std::to_string(info.rank) +
+                 " was started with nranks=" + std::to_string(info.nranks) +
+                 " but others with nranks=" + std::to_string(nranks_);
     } else if (joined_.count(info.rank)) {
       failure_ = "rank " + std::to_string(info.rank) + " joined twice (pids " +
-                 std::to_string(joined_[info.rank].info.pid) + " and " +
-                 std::to_string(info.pid) + ")";
+                 std::to_string(joined_[info.rank].info.pid) + " and " + std::to_string(info.pid) +
+                 ")";
     }
     if (!failure_.empty()) {
       std::vector<uint8_t> msg = encode_error(failure_);

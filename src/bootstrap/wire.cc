@@ -140,8 +140,8 @@ Result<std::vector<RankInfo>> decode_table(std::span<const uint8_t> payload, int
     if (!get_info(rd, &all[i])) return Errorf(sclRemoteError, "bootstrap: truncated table");
     SCL_TRY(check_info(all[i]));
     if (all[i].rank != int(i) || all[i].nranks != expect_ranks) {
-      return Errorf(sclRemoteError, "bootstrap: table entry %u names rank %d of %d", i,
-                    all[i].rank, all[i].nranks);
+      return Errorf(sclRemoteError, "bootstrap: table entry %u names rank %d of %d", i, all[i].rank,
+                    all[i].nranks);
     }
   }
   return all;

@@ -24,16 +24,8 @@ Status allreduce_oneshot(CollContext& c, const Call& call) {
     if (in_place && scratch.size() < bytes) scratch.resize(bytes);
     char* dst = in_place ? scratch.data() : my_out;
     SCL_TRY(run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
-      std::vector<const void*> srcs(size_t(c.nranks));
-      for (int p = 0; p < c.nranks; ++p) {
-        if (p == c.rank) {
-          srcs[size_t(p)] = my_in;
-          continue;
-        }
-        Result<const char*> src = c.peer_block(p, descs[size_t(p)], 0, bytes);
-        if (!src.ok()) return src.status();
-        srcs[size_t(p)] = *src;
-      }
+      std::vector<const void*> srcs;
+      SCL_TRY(gather_inputs(c, descs, 0, bytes, my_in, &srcs));
       reduce::reduce_n(dst, srcs.data(), c.nranks, r.size(), call.dtype, call.op, c.nranks);
       return Status::Ok();
     }));

@@ -75,7 +75,8 @@ Status allreduce_twoshot(CollContext& c, const Call& call) {
       auto copy_ready = [&] {
         for (size_t k = 1; k < n; ++k) {
           const size_t p = (size_t(c.rank) + k) % n;
-          while (copied[p] < tiles[p] && step_tile_ready(c, int(p), copied[p])) copy_tile(p, copied[p]++);
+          while (copied[p] < tiles[p] && step_tile_ready(c, int(p), copied[p]))
+            copy_tile(p, copied[p]++);
         }
       };
 
@@ -86,7 +87,8 @@ Status allreduce_twoshot(CollContext& c, const Call& call) {
         for (size_t p = 0; p < n; ++p) srcs[p] = inputs[p] + tr.begin * es;
         reduce::reduce_n(shard_home + tr.begin * es, srcs.data(), c.nranks, tr.size(), call.dtype,
                          call.op, c.nranks);
-        if (!out_in_heap) copy_bytes(my_out + tr.begin * es, shard_home + tr.begin * es, tr.size() * es);
+        if (!out_in_heap)
+          copy_bytes(my_out + tr.begin * es, shard_home + tr.begin * es, tr.size() * es);
         step_tile_done(c);
         copy_ready();
       }

@@ -49,8 +49,8 @@ Status alltoallv(CollContext& c, const Call& call) {
     temp.heap = *heap;
     temp.ptr = *block;
     for (size_t p = 0; p < n; ++p) {
-      copy_bytes(static_cast<char*>(*block) + call.sdispls[p] * es, call.send + call.sdispls[p] * es,
-                 call.sendcounts[p] * es);
+      copy_bytes(static_cast<char*>(*block) + call.sdispls[p] * es,
+                 call.send + call.sdispls[p] * es, call.sendcounts[p] * es);
     }
     published = static_cast<const char*>(*block);
   }
@@ -65,10 +65,11 @@ Status alltoallv(CollContext& c, const Call& call) {
       const uint64_t count = pv[size_t(c.rank)], displ = pv[n + size_t(c.rank)];
       if (count != call.recvcounts[p]) {
         if (usage.ok()) {
-          usage = Errorf(sclInvalidUsage,
-                         "%s: mismatched counts: rank %zu sends %llu elements to rank %d, which "
-                         "expects %zu",
-                         c.where().c_str(), p, (unsigned long long)count, c.rank, call.recvcounts[p]);
+          usage =
+              Errorf(sclInvalidUsage,
+                     "%s: mismatched counts: rank %zu sends %llu elements to rank %d, which "
+                     "expects %zu",
+                     c.where().c_str(), p, (unsigned long long)count, c.rank, call.recvcounts[p]);
         }
         continue;
       }
@@ -80,7 +81,8 @@ Status alltoallv(CollContext& c, const Call& call) {
       }
       uint64_t bytes;
       if (__builtin_mul_overflow(count, uint64_t(es), &bytes)) {
-        return Errorf(sclRemoteError, "%s: rank %zu published an absurd count", c.where().c_str(), p);
+        return Errorf(sclRemoteError, "%s: rank %zu published an absurd count", c.where().c_str(),
+                      p);
       }
       Result<const char*> src = c.peer_block(int(p), descs[p], displ, bytes);
       if (!src.ok()) return src.status();

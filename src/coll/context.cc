@@ -6,8 +6,8 @@ Result<const char*> CollContext::peer_ptr(int peer, uint64_t ref, uint64_t bytes
   const PeerView& p = peers[size_t(peer)];
   if (bytes == 0) return static_cast<const char*>(p.base);
   if (ref == kNoRef || ref > p.bytes || bytes > p.bytes - ref) {
-    return Errorf(sclRemoteError, "%s: rank %d published a buffer outside its heap", where().c_str(),
-                  peer);
+    return Errorf(sclRemoteError, "%s: rank %d published a buffer outside its heap",
+                  where().c_str(), peer);
   }
   return static_cast<const char*>(p.base + ref);
 }

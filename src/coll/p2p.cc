@@ -13,9 +13,9 @@ constexpr int64_t kPollSliceMs = 2;
 
 struct Item {
   const P2POp* op;
-  uint32_t k = 0;          // this op's 1-based sequence on its channel
-  int stage = 0;           // send: 0 unposted, 1 posted, 2 acked; recv: 0 waiting, 2 done
-  void* temp = nullptr;    // staged copy of a foreign send buffer
+  uint32_t k = 0;        // this op's 1-based sequence on its channel
+  int stage = 0;         // send: 0 unposted, 1 posted, 2 acked; recv: 0 waiting, 2 done
+  void* temp = nullptr;  // staged copy of a foreign send buffer
 };
 
 }  // namespace
@@ -51,9 +51,10 @@ Status run_p2p(CollContext& c, P2PState& st, std::span<const P2POp> ops) {
       Flag& ack = recv_acks(c.peers[peer].cb, c.nranks)[c.rank];
       if (op.is_send && it.stage == 0) {
         // Slot k is free once the receiver acknowledged send k - kP2PSlots. Posts stay in order.
-        if (send_blocked[peer] || !seq_reached(ack.value.load(std::memory_order_acquire),
-                                               it.k - kP2PSlots)) {
-          if (!send_blocked[peer] && !blocker) blocker = &ack, blocker_target = it.k - kP2PSlots, blocker_rank = op.peer;
+        if (send_blocked[peer] ||
+            !seq_reached(ack.value.load(std::memory_order_acquire), it.k - kP2PSlots)) {
+          if (!send_blocked[peer] && !blocker)
+            blocker = &ack, blocker_target = it.k - kP2PSlots, blocker_rank = op.peer;
           send_blocked[peer] = 1;
           continue;
         }
@@ -78,7 +79,8 @@ Status run_p2p(CollContext& c, P2PState& st, std::span<const P2POp> ops) {
         }
         int32_t code = ack.status.load(std::memory_order_acquire);
         if (code != sclSuccess) {
-          note(Errorf(sclResult_t(code), "send #%u to rank %d: the receiver reported a mismatch", it.k, op.peer));
+          note(Errorf(sclResult_t(code), "send #%u to rank %d: the receiver reported a mismatch",
+                      it.k, op.peer));
         }
         if (it.temp) (void)heap->release(it.temp);
         it.temp = nullptr;
@@ -88,8 +90,10 @@ Status run_p2p(CollContext& c, P2PState& st, std::span<const P2POp> ops) {
       }
       if (!op.is_send) {
         const P2PChannel& ch = channels(c.peers[peer].cb, c.nranks)[c.rank];
-        if (recv_blocked[peer] || !seq_reached(ch.posted.value.load(std::memory_order_acquire), it.k)) {
-          if (!recv_blocked[peer] && !blocker) blocker = &ch.posted, blocker_target = it.k, blocker_rank = op.peer;
+        if (recv_blocked[peer] ||
+            !seq_reached(ch.posted.value.load(std::memory_order_acquire), it.k)) {
+          if (!recv_blocked[peer] && !blocker)
+            blocker = &ch.posted, blocker_target = it.k, blocker_rank = op.peer;
           recv_blocked[peer] = 1;
           continue;
         }

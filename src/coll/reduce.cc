@@ -1,9 +1,10 @@
 // Reduce: the root reduces every rank's input, read in place, in rank order.
+#include "reduce/reduce.h"
+
 #include <vector>
 
 #include "coll/algorithms.h"
 #include "coll/round.h"
-#include "reduce/reduce.h"
 
 namespace stratacl {
 
@@ -17,16 +18,8 @@ Status reduce_to_root(CollContext& c, const Call& call) {
     if (!root) publish_input(c, my_in, 0, 1, bytes, 0, &d);
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       if (!root) return Status::Ok();
-      std::vector<const void*> srcs(size_t(c.nranks));
-      for (int p = 0; p < c.nranks; ++p) {
-        if (p == c.rank) {
-          srcs[size_t(p)] = my_in;
-          continue;
-        }
-        Result<const char*> src = c.peer_block(p, descs[size_t(p)], 0, bytes);
-        if (!src.ok()) return src.status();
-        srcs[size_t(p)] = *src;
-      }
+      std::vector<const void*> srcs;
+      SCL_TRY(gather_inputs(c, descs, 0, bytes, my_in, &srcs));
       reduce::reduce_n(call.recv + r.begin * es, srcs.data(), c.nranks, r.size(), call.dtype,
                        call.op, c.nranks);
       return Status::Ok();

@@ -15,18 +15,10 @@ Status reduce_scatter(CollContext& c, const Call& call) {
     CallDesc d = make_desc(c, call);
     publish_input(c, call.send + r.begin * es, block_stride, c.nranks, bytes, 0, &d);
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
-      std::vector<const void*> srcs(size_t(c.nranks));
-      for (int p = 0; p < c.nranks; ++p) {
-        if (p == c.rank) {
-          srcs[size_t(p)] = call.send + size_t(c.rank) * block_stride + r.begin * es;
-          continue;
-        }
-        const CallDesc& pd = descs[size_t(p)];
-        Result<const char*> src =
-            c.peer_block(p, pd, size_t(c.rank), bytes);
-        if (!src.ok()) return src.status();
-        srcs[size_t(p)] = *src;
-      }
+      // Our own block of our own input: read in place, even if it was staged for the peers.
+      const char* mine = call.send + size_t(c.rank) * block_stride + r.begin * es;
+      std::vector<const void*> srcs;
+      SCL_TRY(gather_inputs(c, descs, size_t(c.rank), bytes, mine, &srcs));
       reduce::reduce_n(call.recv + r.begin * es, srcs.data(), c.nranks, r.size(), call.dtype,
                        call.op, c.nranks);
       return Status::Ok();

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 #include "coll/call.h"
 #include "coll/context.h"
@@ -28,6 +29,11 @@ Status for_each_round(const CollContext& c, const Call& call, int staged_blocks,
 // staging area at `staging_offset`. Writes send_ref and send_stride into `d`.
 void publish_input(const CollContext& c, const char* src, size_t src_stride, int nblocks,
                    size_t block_bytes, size_t staging_offset, CallDesc* d);
+
+// Every rank's copy of input block `block` (`bytes` long), in rank order, for a reduction:
+// peers' from their published descriptors (bounds-checked), ours from `mine` directly.
+Status gather_inputs(const CollContext& c, const std::vector<CallDesc>& descs, size_t block,
+                     size_t bytes, const char* mine, std::vector<const void*>* srcs);
 
 // True when [p, p+bytes) is in our heap (peers can address it).
 bool in_heap(const CollContext& c, const void* p, size_t bytes);

@@ -55,8 +55,9 @@ Status step_gather(CollContext& c, std::vector<CallDesc>* descs, Status* usage) 
     (*descs)[size_t(p)] = c.peers[size_t(p)].cb->desc;
     const CallSig& theirs = (*descs)[size_t(p)].sig;
     if (usage->ok() && !(theirs == mine)) {
-      *usage = Errorf(sclInvalidUsage, "%s: mismatched call: rank %d called %s, rank %d called %s",
-                      c.where().c_str(), c.rank, sig_text(mine).c_str(), p, sig_text(theirs).c_str());
+      *usage =
+          Errorf(sclInvalidUsage, "%s: mismatched call: rank %d called %s, rank %d called %s",
+                 c.where().c_str(), c.rank, sig_text(mine).c_str(), p, sig_text(theirs).c_str());
     }
   }
   return Status::Ok();
@@ -69,13 +70,15 @@ void step_tile_done(CollContext& c) {
 
 bool step_tile_ready(const CollContext& c, int peer, uint32_t tile) {
   const uint32_t target = c.tiles_done[size_t(peer)] + tile + 1;
-  return seq_reached(c.peers[size_t(peer)].cb->progress.value.load(std::memory_order_acquire), target);
+  return seq_reached(c.peers[size_t(peer)].cb->progress.value.load(std::memory_order_acquire),
+                     target);
 }
 
 Status step_wait_tile(CollContext& c, int peer, uint32_t tile) {
   const uint32_t target = c.tiles_done[size_t(peer)] + tile + 1;
   Status s = c.waiter->wait(c.peers[size_t(peer)].cb->progress, target, peer, c.deadline(), [&] {
-    return c.where() + " waiting for tile " + std::to_string(tile) + " of rank " + std::to_string(peer);
+    return c.where() + " waiting for tile " + std::to_string(tile) + " of rank " +
+           std::to_string(peer);
   });
   return s;
 }

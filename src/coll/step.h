@@ -52,5 +52,4 @@ Status run_step(CollContext& c, const CallDesc& mine, Body&& body) {
   return step_finish(c, local);
 }
 
-
 }  // namespace stratacl

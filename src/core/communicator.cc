@@ -1,12 +1,12 @@
 #include "core/communicator.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <random>
-#include <time.h>
 
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/root.h"
@@ -72,7 +72,8 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const InitRequest& re
   for (const RankInfo& r : *table) {
     if (r.host_hash == me.host_hash) local.push_back(r.rank);
     if (r.uid != me.uid) {
-      return Errorf(sclInvalidUsage, "rank %d runs as uid %u, we run as uid %u", r.rank, r.uid, me.uid);
+      return Errorf(sclInvalidUsage, "rank %d runs as uid %u, we run as uid %u", r.rank, r.uid,
+                    me.uid);
     }
   }
   if (local.size() != table->size()) {
@@ -98,7 +99,8 @@ Status Communicator::allocate_blocks(int nranks) {
   std::memset(cb_, 0, cb_bytes_);
   auto* cb_obj = new (cb_) ControlBlock();
   uint64_t instance = 0;
-  while (instance == 0) instance = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  while (instance == 0)
+    instance = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   cb_obj->instance.store(instance, std::memory_order_release);
   // Virtual until a foreign buffer needs it: pages are touched only by staging copies.
   Result<void*> staging = (*heap)->allocate(size_t(cfg_.staging_bytes.value));
@@ -134,7 +136,8 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
     heap_nonces_.push_back(r.heap_nonce);
     ctx_.round_bytes = std::min(ctx_.round_bytes, r.staging_bytes);
   }
-  if (ctx_.rank < 0) return Errorf(sclInternalError, "init: our own entry is missing from the table");
+  if (ctx_.rank < 0)
+    return Errorf(sclInternalError, "init: our own entry is missing from the table");
   pids[size_t(ctx_.rank)] = -1;
   maps_ = std::move(maps);
   Result<Liveness> live = Liveness::watch(pids);
@@ -172,7 +175,8 @@ void Communicator::release_shared_memory() {
 Status Communicator::check_usable() const {
   std::lock_guard<std::mutex> lock(err_mu_);
   if (!revoked_.ok()) {
-    return Status(revoked_.code(), "the communicator was revoked by an earlier error: " + revoked_.message());
+    return Status(revoked_.code(),
+                  "the communicator was revoked by an earlier error: " + revoked_.message());
   }
   if (aborted_.load()) return Errorf(sclRemoteError, "the communicator was aborted");
   return Status::Ok();
@@ -232,8 +236,8 @@ void Communicator::depart() {
   // It only reads peers' memory (no futex, no sleeper count): a peer that passed the barrier
   // first frees its block, and a write there would land in whatever is allocated next. A block
   // whose identity changed was freed by a departed owner.
-  const Deadline deadline = Deadline::after_ms(aborted_.load() ? std::min<int64_t>(ctx_.timeout_ms, 2000)
-                                                               : ctx_.timeout_ms);
+  const Deadline deadline = Deadline::after_ms(
+      aborted_.load() ? std::min<int64_t>(ctx_.timeout_ms, 2000) : ctx_.timeout_ms);
   for (int p = 0; p < ctx_.nranks; ++p) {
     if (p == ctx_.rank) continue;
     int64_t nap_ns = 1000;

@@ -39,15 +39,24 @@ static_assert(std::size(kVars) == size_t(Var::kCount));
 
 int64_t default_value(Var v) {
   switch (v) {
-    case Var::kTimeoutMs: return 300 * 1000;
-    case Var::kThreads: return 1;
-    case Var::kCopyEngines: return 0;
-    case Var::kStagingBytes: return 32 * kMiB;
-    case Var::kHeapBytes: return default_heap_bytes();
-    case Var::kSpinNs: return -1;
-    case Var::kOneShotMaxBytes: return -1;
-    case Var::kDebug: return 0;
-    default: return 0;
+    case Var::kTimeoutMs:
+      return 300 * 1000;
+    case Var::kThreads:
+      return 1;
+    case Var::kCopyEngines:
+      return 0;
+    case Var::kStagingBytes:
+      return 32 * kMiB;
+    case Var::kHeapBytes:
+      return default_heap_bytes();
+    case Var::kSpinNs:
+      return -1;
+    case Var::kOneShotMaxBytes:
+      return -1;
+    case Var::kDebug:
+      return 0;
+    default:
+      return 0;
   }
 }
 
@@ -74,9 +83,12 @@ Result<Setting> read_env(Var v) {
 
 const char* source_name(Source s) {
   switch (s) {
-    case Source::kDefault: return "default";
-    case Source::kEnvironment: return "environment";
-    case Source::kConfig: return "sclConfig_t";
+    case Source::kDefault:
+      return "default";
+    case Source::kEnvironment:
+      return "environment";
+    case Source::kConfig:
+      return "sclConfig_t";
   }
   return "?";
 }
@@ -92,9 +104,12 @@ Result<int64_t> parse_number(const VarSpec& s, const char* text) {
     return Errorf(sclInvalidArgument, "%s=\"%s\" is not a number", s.name, text);
   }
   int64_t scale = 1;
-  if (*end == 'K' || *end == 'k') scale = kKiB, ++end;
-  else if (*end == 'M' || *end == 'm') scale = kMiB, ++end;
-  else if (*end == 'G' || *end == 'g') scale = kGiB, ++end;
+  if (*end == 'K' || *end == 'k')
+    scale = kKiB, ++end;
+  else if (*end == 'M' || *end == 'm')
+    scale = kMiB, ++end;
+  else if (*end == 'G' || *end == 'g')
+    scale = kGiB, ++end;
   if (*end != '\0') {
     return Errorf(sclInvalidArgument, "%s=\"%s\": unexpected \"%s\"", s.name, text, end);
   }
@@ -110,7 +125,8 @@ Result<Setting> process_setting(Var v) {
   static std::once_flag once;
   static Result<Setting>* cache[size_t(Var::kCount)];
   std::call_once(once, [] {
-    for (size_t i = 0; i < size_t(Var::kCount); ++i) cache[i] = new Result<Setting>(read_env(Var(i)));
+    for (size_t i = 0; i < size_t(Var::kCount); ++i)
+      cache[i] = new Result<Setting>(read_env(Var(i)));
   });
   return *cache[int(v)];
 }
@@ -148,8 +164,8 @@ Result<CommConfig> resolve_comm_config(const sclConfig_t* user) {
   };
   SCL_TRY(pick(Var::kTimeoutMs, user ? user->timeoutMs : 0, SCL_CONFIG_UNDEF_INT, &c.timeout_ms));
   SCL_TRY(pick(Var::kThreads, user ? user->threads : 0, SCL_CONFIG_UNDEF_INT, &c.threads));
-  SCL_TRY(pick(Var::kCopyEngines, user ? user->copyEngines : 0, SCL_CONFIG_UNDEF_INT,
-               &c.copy_engines));
+  SCL_TRY(
+      pick(Var::kCopyEngines, user ? user->copyEngines : 0, SCL_CONFIG_UNDEF_INT, &c.copy_engines));
   SCL_TRY(pick(Var::kStagingBytes, user ? user->stagingBytes : 0, -1, &c.staging_bytes));
   c.name = (user && user->commName) ? user->commName : "";
   return c;

@@ -42,7 +42,7 @@ Status SystemErrorf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT
   bool ok() const { return v_.index() == 0; }
   T& value() { return std::get<0>(v_); }
@@ -58,8 +58,8 @@ class [[nodiscard]] Result {
 }  // namespace stratacl
 
 // The one macro of error plumbing: return the Status of `expr` if it failed.
-#define SCL_TRY(expr)                              \
-  do {                                             \
-    ::stratacl::Status scl_try_status_ = (expr);   \
+#define SCL_TRY(expr)                                  \
+  do {                                                 \
+    ::stratacl::Status scl_try_status_ = (expr);       \
     if (!scl_try_status_.ok()) return scl_try_status_; \
   } while (0)

@@ -41,9 +41,10 @@ Result<Heap*> Heap::create() {
                         (unsigned long long)capacity);
   }
   // MAP_NORESERVE: capacity is address space; pages are committed only when touched.
-  void* base = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-                    fd.get(), 0);
-  if (base == MAP_FAILED) return SystemErrorf("heap: mmap of %llu bytes", (unsigned long long)capacity);
+  void* base =
+      mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd.get(), 0);
+  if (base == MAP_FAILED)
+    return SystemErrorf("heap: mmap of %llu bytes", (unsigned long long)capacity);
   uint64_t nonce = 0;
   if (getrandom(&nonce, sizeof nonce, 0) != sizeof nonce) {
     munmap(base, capacity);
@@ -61,8 +62,7 @@ Result<void*> Heap::allocate(size_t bytes) {
     return Errorf(sclSystemError,
                   "sclMemAlloc: heap exhausted: %zu bytes requested, %llu of %llu in use "
                   "(raise STRATACL_HEAP_BYTES)",
-                  bytes, (unsigned long long)alloc_.bytes_in_use(),
-                  (unsigned long long)capacity_);
+                  bytes, (unsigned long long)alloc_.bytes_in_use(), (unsigned long long)capacity_);
   }
   return static_cast<void*>(base_ + blk->offset);
 }

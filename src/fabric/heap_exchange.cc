@@ -54,7 +54,8 @@ Status send_fd(int sock, const Secret& secret, int rank, int fd) {
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  if (sendmsg(sock, &h, MSG_NOSIGNAL) != ssize_t(sizeof m)) return SystemErrorf("heap exchange: sendmsg");
+  if (sendmsg(sock, &h, MSG_NOSIGNAL) != ssize_t(sizeof m))
+    return SystemErrorf("heap exchange: sendmsg");
   return Status::Ok();
 }
 
@@ -86,7 +87,8 @@ Result<UniqueFd> recv_fd(int sock, const Secret& secret, int* rank, const Deadli
   Secret s;
   std::memcpy(s.data(), m.secret, 16);
   if (!bootstrap::secret_equal(s, secret)) {
-    return Errorf(sclRemoteError, "heap exchange: a local process without the job secret connected");
+    return Errorf(sclRemoteError,
+                  "heap exchange: a local process without the job secret connected");
   }
   *rank = m.rank;
   return fd;
@@ -98,9 +100,10 @@ Status check_creds(int sock, const RankInfo& expect) {
   socklen_t len = sizeof cr;
   if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) return SystemErrorf("SO_PEERCRED");
   if (cr.uid != getuid() || cr.pid != expect.pid) {
-    return Errorf(sclRemoteError,
-                  "heap exchange: rank %d should be pid %d uid %u, the socket peer is pid %d uid %u",
-                  expect.rank, expect.pid, getuid(), cr.pid, cr.uid);
+    return Errorf(
+        sclRemoteError,
+        "heap exchange: rank %d should be pid %d uid %u, the socket peer is pid %d uid %u",
+        expect.rank, expect.pid, getuid(), cr.pid, cr.uid);
   }
   return Status::Ok();
 }
@@ -148,7 +151,8 @@ Result<std::vector<PeerHeapRef>> HeapExchange::exchange(const std::vector<RankIn
   for (int got = 0; got < expect;) {
     pollfd p{listener_.get(), POLLIN, 0};
     int rc = poll(&p, 1, deadline.remaining_ms());
-    if (rc == 0) return Errorf(sclTimeout, "heap exchange: %d local peers never connected", expect - got);
+    if (rc == 0)
+      return Errorf(sclTimeout, "heap exchange: %d local peers never connected", expect - got);
     if (rc < 0) continue;
     UniqueFd s(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!s.valid()) continue;
@@ -173,7 +177,8 @@ Result<std::vector<PeerHeapRef>> HeapExchange::exchange(const std::vector<RankIn
       maps[j] = PeerHeapRef::self(heap->base(), heap->capacity(), heap->nonce());
       continue;
     }
-    Result<PeerHeapRef> m = PeerHeapRef::acquire(table[j].heap_nonce, fds[j].get(), table[j].heap_bytes);
+    Result<PeerHeapRef> m =
+        PeerHeapRef::acquire(table[j].heap_nonce, fds[j].get(), table[j].heap_bytes);
     if (!m.ok()) return m.status();
     maps[j] = std::move(*m);
   }

@@ -22,8 +22,8 @@ class HeapExchange {
   // Exchanges fds with every rank in `local` (ranks sharing our host, including us) and returns
   // one mapping per entry of `table` (empty refs for ranks on other hosts; self for us).
   Result<std::vector<PeerHeapRef>> exchange(const std::vector<bootstrap::RankInfo>& table,
-                                            const std::vector<int>& local, int my_rank,
-                                            int heap_fd, const Deadline& deadline);
+                                            const std::vector<int>& local, int my_rank, int heap_fd,
+                                            const Deadline& deadline);
 
  private:
   HeapExchange(UniqueFd fd, bootstrap::Secret secret) : listener_(std::move(fd)), secret_(secret) {}

@@ -22,7 +22,10 @@ std::map<uint64_t, Mapping>& table() {
 }  // namespace
 
 PeerHeapRef::PeerHeapRef(PeerHeapRef&& o) noexcept
-    : base_(o.base_), size_(o.size_), nonce_(o.nonce_), counted_(std::exchange(o.counted_, false)) {}
+    : base_(o.base_),
+      size_(o.size_),
+      nonce_(o.nonce_),
+      counted_(std::exchange(o.counted_, false)) {}
 
 PeerHeapRef& PeerHeapRef::operator=(PeerHeapRef&& o) noexcept {
   if (this != &o) {
@@ -63,7 +66,8 @@ Result<PeerHeapRef> PeerHeapRef::acquire(uint64_t nonce, int fd, uint64_t size) 
                   (long long)st.st_size, (unsigned long long)size);
   }
   void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-  if (base == MAP_FAILED) return SystemErrorf("peer heap: mmap of %llu bytes", (unsigned long long)size);
+  if (base == MAP_FAILED)
+    return SystemErrorf("peer heap: mmap of %llu bytes", (unsigned long long)size);
   table().emplace(nonce, Mapping{static_cast<char*>(base), size, 1});
   return PeerHeapRef(static_cast<char*>(base), size, nonce, true);
 }
@@ -71,7 +75,8 @@ Result<PeerHeapRef> PeerHeapRef::acquire(uint64_t nonce, int fd, uint64_t size) 
 Result<PeerHeapRef> PeerHeapRef::share(uint64_t nonce) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = table().find(nonce);
-  if (it == table().end()) return Errorf(sclInternalError, "peer heap %llx is not mapped", (unsigned long long)nonce);
+  if (it == table().end())
+    return Errorf(sclInternalError, "peer heap %llx is not mapped", (unsigned long long)nonce);
   ++it->second.refs;
   return PeerHeapRef(it->second.base, it->second.size, nonce, true);
 }

@@ -14,7 +14,7 @@ namespace stratacl {
 
 class RangeAllocator {
  public:
-  static constexpr uint64_t kMinAlign = 64;         // a cache line: no false sharing across buffers
+  static constexpr uint64_t kMinAlign = 64;  // a cache line: no false sharing across buffers
   static constexpr uint64_t kLargeBlock = 64 << 10;  // large blocks get page alignment
   static constexpr uint64_t kPage = 4096;
 
@@ -46,9 +46,9 @@ class RangeAllocator {
 
   uint64_t capacity_;
   uint64_t in_use_ = 0, peak_ = 0;
-  std::map<uint64_t, uint64_t> by_offset_;          // free: offset -> size
+  std::map<uint64_t, uint64_t> by_offset_;           // free: offset -> size
   std::set<std::pair<uint64_t, uint64_t>> by_size_;  // free: (size, offset), for best fit
-  std::map<uint64_t, uint64_t> used_;               // allocated: offset -> size
+  std::map<uint64_t, uint64_t> used_;                // allocated: offset -> size
 };
 
 }  // namespace stratacl

@@ -38,9 +38,9 @@ enum Revocation : uint32_t { kNotRevoked = 0, kAborted = 1, kFailed = 2, kDepart
 // peers may read. Offsets are into the publishing rank's own heap.
 struct alignas(64) CallDesc {
   CallSig sig;
-  uint64_t send_ref = kNoRef;   // input peers read: block b starts at send_ref + b * send_stride
+  uint64_t send_ref = kNoRef;  // input peers read: block b starts at send_ref + b * send_stride
   uint64_t send_stride = 0;
-  uint64_t out_ref = kNoRef;    // output peers read (two-shot allreduce shards)
+  uint64_t out_ref = kNoRef;  // output peers read (two-shot allreduce shards)
 };
 
 // Point-to-point channel from the owner to one peer: a ring of descriptors.
@@ -57,15 +57,15 @@ struct alignas(64) P2PChannel {
 };
 
 struct ControlBlock {
-  Flag arrive;  // seq of the step whose descriptor is published
+  Flag arrive;    // seq of the step whose descriptor is published
   Flag progress;  // tiles this rank has finished, counted over the communicator's life
-  Flag done;    // seq of the last step whose buffers peers have stopped using; status = result
-  Flag depart;  // 1 once this rank is destroying the communicator
+  Flag done;      // seq of the last step whose buffers peers have stopped using; status = result
+  Flag depart;    // 1 once this rank is destroying the communicator
   // Random identity of this block, scrubbed to 0 before the block is freed. A peer that finds a
   // different value knows the owner has left and the memory may hold anything now.
   std::atomic<uint64_t> instance{0};
   alignas(64) std::atomic<uint32_t> revoked{0};  // non-zero: see Revocation
-  std::atomic<int32_t> culprit{-1};               // the rank whose failure caused it, if known
+  std::atomic<int32_t> culprit{-1};              // the rank whose failure caused it, if known
   alignas(64) CallDesc desc;
   // Followed in memory by: P2PChannel send[nranks]; Flag recv_ack[nranks];
   // uint64_t vec[4*nranks+8].

@@ -16,7 +16,7 @@
 namespace stratacl {
 
 struct WaitPolicy {
-  int64_t spin_ns;        // busy-poll this long before sleeping
+  int64_t spin_ns;            // busy-poll this long before sleeping
   bool yield_while_spinning;  // oversubscribed: give the core to the rank we wait for
   // Adapts to ranks per core: with a core each, spin tens of µs (a kernel wake-up costs 25-40 µs
   // here); with more ranks than cores, a spinner steals the CPU from the rank it waits for.

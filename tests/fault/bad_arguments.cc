@@ -6,8 +6,10 @@
 #include "fault_common.h"
 
 extern "C" {
-sclResult_t call_allreduce_with_dtype(const void* send, void* recv, size_t count, int dtype, sclComm_t comm);
-sclResult_t call_allreduce_with_op(const void* send, void* recv, size_t count, int op, sclComm_t comm);
+sclResult_t call_allreduce_with_dtype(const void* send, void* recv, size_t count, int dtype,
+                                      sclComm_t comm);
+sclResult_t call_allreduce_with_op(const void* send, void* recv, size_t count, int op,
+                                   sclComm_t comm);
 }
 
 namespace fault {
@@ -21,43 +23,65 @@ int run_bad_arguments() {
   sclMemAlloc(reinterpret_cast<void**>(&b), 1024 * sizeof(float) * size_t(n));
   const sclResult_t kArg = sclInvalidArgument;
 
-  expect_error(sclAllReduce(a, b, 8, sclFloat32, sclSum, nullptr, nullptr), kArg, nullptr, "comm", "null comm");
+  expect_error(sclAllReduce(a, b, 8, sclFloat32, sclSum, nullptr, nullptr), kArg, nullptr, "comm",
+               "null comm");
   sclComm_t dead = nullptr;
   sclCommSplit(comm, 0, 0, &dead, nullptr);
   sclCommDestroy(dead);
-  expect_error(sclAllReduce(a, b, 8, sclFloat32, sclSum, dead, nullptr), kArg, nullptr, "comm", "destroyed comm");
-  expect_error(sclAllReduce(nullptr, b, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm, "sendbuff", "null send");
-  expect_error(sclAllReduce(a, nullptr, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm, "recvbuff", "null recv");
+  expect_error(sclAllReduce(a, b, 8, sclFloat32, sclSum, dead, nullptr), kArg, nullptr, "comm",
+               "destroyed comm");
+  expect_error(sclAllReduce(nullptr, b, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm,
+               "sendbuff", "null send");
+  expect_error(sclAllReduce(a, nullptr, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm,
+               "recvbuff", "null recv");
   expect_error(call_allreduce_with_dtype(a, b, 8, 99, comm), kArg, comm, "datatype", "bad dtype");
-  expect_error(call_allreduce_with_dtype(a, b, 8, -1, comm), kArg, comm, "datatype", "negative dtype");
+  expect_error(call_allreduce_with_dtype(a, b, 8, -1, comm), kArg, comm, "datatype",
+               "negative dtype");
   expect_error(call_allreduce_with_op(a, b, 8, -1, comm), kArg, comm, "op", "bad op");
-  expect_error(call_allreduce_with_op(a, b, 8, sclNumOps, comm), kArg, comm, "op", "op past the end");
-  expect_error(sclAllReduce(a, b, SIZE_MAX / 2, sclFloat32, sclSum, comm, nullptr), kArg, comm, "count", "overflowing count");
-  expect_error(sclAllGather(a, b, SIZE_MAX / 4, sclFloat64, comm, nullptr), kArg, comm, "sendcount", "overflowing allgather");
-  expect_error(sclBroadcast(a, b, 8, sclFloat32, n, comm, nullptr), kArg, comm, "root", "root too large");
-  expect_error(sclReduce(a, b, 8, sclFloat32, sclSum, -1, comm, nullptr), kArg, comm, "root", "negative root");
-  expect_error(sclSend(a, 8, sclFloat32, n + 3, comm, nullptr), kArg, comm, "peer", "peer out of range");
+  expect_error(call_allreduce_with_op(a, b, 8, sclNumOps, comm), kArg, comm, "op",
+               "op past the end");
+  expect_error(sclAllReduce(a, b, SIZE_MAX / 2, sclFloat32, sclSum, comm, nullptr), kArg, comm,
+               "count", "overflowing count");
+  expect_error(sclAllGather(a, b, SIZE_MAX / 4, sclFloat64, comm, nullptr), kArg, comm, "sendcount",
+               "overflowing allgather");
+  expect_error(sclBroadcast(a, b, 8, sclFloat32, n, comm, nullptr), kArg, comm, "root",
+               "root too large");
+  expect_error(sclReduce(a, b, 8, sclFloat32, sclSum, -1, comm, nullptr), kArg, comm, "root",
+               "negative root");
+  expect_error(sclSend(a, 8, sclFloat32, n + 3, comm, nullptr), kArg, comm, "peer",
+               "peer out of range");
   expect_error(sclRecv(a, 8, sclFloat32, -2, comm, nullptr), kArg, comm, "peer", "negative peer");
   const float* odd = reinterpret_cast<const float*>(reinterpret_cast<char*>(a) + 1);
-  expect_error(sclAllReduce(odd, b, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm, "aligned", "unaligned send");
-  expect_error(sclAllReduce(a, a + 1, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm, "overlap", "partial overlap");
-  expect_error(sclAllReduce(a, b, 1025, sclFloat32, sclSum, comm, nullptr), kArg, comm, "past the end", "past heap block");
-  expect_error(sclAlltoAll(b, b, 8, sclFloat32, comm, nullptr), kArg, comm, "overlap", "in-place alltoall");
+  expect_error(sclAllReduce(odd, b, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm, "aligned",
+               "unaligned send");
+  expect_error(sclAllReduce(a, a + 1, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm, "overlap",
+               "partial overlap");
+  expect_error(sclAllReduce(a, b, 1025, sclFloat32, sclSum, comm, nullptr), kArg, comm,
+               "past the end", "past heap block");
+  expect_error(sclAlltoAll(b, b, 8, sclFloat32, comm, nullptr), kArg, comm, "overlap",
+               "in-place alltoall");
   std::vector<size_t> counts(size_t(n), 1), displs(size_t(n), 0);
-  expect_error(sclAlltoAllv(a, nullptr, displs.data(), b, counts.data(), displs.data(), sclFloat32, comm, nullptr),
+  expect_error(sclAlltoAllv(a, nullptr, displs.data(), b, counts.data(), displs.data(), sclFloat32,
+                            comm, nullptr),
                kArg, comm, "sendcounts", "null alltoallv array");
-  expect_error(sclMemFree(reinterpret_cast<char*>(a) + 64), kArg, nullptr, "sclMemFree", "interior free");
+  expect_error(sclMemFree(reinterpret_cast<char*>(a) + 64), kArg, nullptr, "sclMemFree",
+               "interior free");
   int local = 0;
   expect_error(sclMemFree(&local), kArg, nullptr, "sclMemFree", "free of a stack pointer");
-  expect_error(sclStreamSynchronize(reinterpret_cast<sclStream_t>(&local)), kArg, nullptr, "stream", "bogus stream");
-  expect_error(sclCommInitRank(nullptr, 2, sclUniqueId{}, 0), kArg, nullptr, "comm", "null init output");
+  expect_error(sclStreamSynchronize(reinterpret_cast<sclStream_t>(&local)), kArg, nullptr, "stream",
+               "bogus stream");
+  expect_error(sclCommInitRank(nullptr, 2, sclUniqueId{}, 0), kArg, nullptr, "comm",
+               "null init output");
   sclComm_t c2 = nullptr;
-  expect_error(sclCommInitRank(&c2, 2, sclUniqueId{}, 0), kArg, nullptr, "commId", "garbage unique id");
-  expect_error(sclCommInitRank(&c2, 2, sclUniqueId{}, 5), kArg, nullptr, "rank", "init rank out of range");
+  expect_error(sclCommInitRank(&c2, 2, sclUniqueId{}, 0), kArg, nullptr, "commId",
+               "garbage unique id");
+  expect_error(sclCommInitRank(&c2, 2, sclUniqueId{}, 5), kArg, nullptr, "rank",
+               "init rank out of range");
   sclConfig_t raw{};
   sclUniqueId id{};
   sclGetUniqueId(&id);
-  expect_error(sclCommInitRankConfig(&c2, 1, id, 0, &raw), kArg, nullptr, "config", "uninitialised config");
+  expect_error(sclCommInitRankConfig(&c2, 1, id, 0, &raw), kArg, nullptr, "config",
+               "uninitialised config");
   void* p = nullptr;
   expect_error(sclMemAlloc(&p, 0), kArg, nullptr, "size", "zero-byte alloc");
 

@@ -25,7 +25,8 @@ inline void expect_error(sclResult_t r, sclResult_t want, sclComm_t comm, const 
                          const char* what) {
   const std::string msg = sclGetLastError(comm);
   expect(r == want, what,
-         std::string("got ") + sclGetErrorString(r) + " (" + msg + "), want " + sclGetErrorString(want));
+         std::string("got ") + sclGetErrorString(r) + " (" + msg + "), want " +
+             sclGetErrorString(want));
   if (r == want && needle && msg.find(needle) == std::string::npos) {
     expect(false, what, "message \"" + msg + "\" does not mention \"" + needle + "\"");
   }

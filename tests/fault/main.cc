@@ -11,13 +11,17 @@ int main(int argc, char** argv) {
   if (which == "bad_arguments") return fault::run_bad_arguments();
   if (which == "mismatch") return fault::run_mismatch();
   if (which == "kill") {
-    return fault::run_kill_survivor(argc > 2 ? std::atoi(argv[2]) : 1, argc > 3 ? argv[3] : "allreduce");
+    return fault::run_kill_survivor(argc > 2 ? std::atoi(argv[2]) : 1,
+                                    argc > 3 ? argv[3] : "allreduce");
   }
   if (which == "stop") return fault::run_stopped_rank();
   if (which == "destroy_during_call") return fault::run_destroy_during_call();
   if (which == "cycles") return fault::run_cycles(argc > 2 ? std::atoi(argv[2]) : 1000);
   if (which == "never_arrives") return fault::run_peer_never_arrives();
   if (which == "abort") return fault::run_abort();
-  std::fprintf(stderr, "usage: fault_tests bad_arguments|mismatch|kill VICTIM [allreduce|alltoall|stream|init]|stop|never_arrives|abort|destroy_during_call|cycles N\n");
+  std::fprintf(
+      stderr,
+      "usage: fault_tests bad_arguments|mismatch|kill VICTIM "
+      "[allreduce|alltoall|stream|init]|stop|never_arrives|abort|destroy_during_call|cycles N\n");
   return 2;
 }

@@ -186,7 +186,8 @@ int run_abort() {
   std::printf("rank %d: %s %.1f ms after the abort: %s\n", g_rank, sclGetErrorString(r),
               latency * 1e3, sclGetLastError(comm));
   expect(r == sclRemoteError, "remote error after a peer aborted", sclGetErrorString(r));
-  expect(aborted_at > 0 && latency < 0.1, "noticed the abort within 100 ms", std::to_string(latency));
+  expect(aborted_at > 0 && latency < 0.1, "noticed the abort within 100 ms",
+         std::to_string(latency));
   expect(sclCommDestroy(comm) == sclSuccess, "destroy after abort");
   if (g_rank == 1) unlink(path);
   return g_failures ? 1 : 0;

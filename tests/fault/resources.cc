@@ -22,8 +22,8 @@ struct Counts {
   std::string text() const {
     return "fds " + std::to_string(fds) + ", sockets " + std::to_string(sockets) + ", maps " +
            std::to_string(maps) + ", threads " + std::to_string(threads) + ", peer heaps " +
-           std::to_string(peer_heaps) + ", heap bytes " + std::to_string(heap_bytes) +
-           " in " + std::to_string(heap_blocks) + " blocks";
+           std::to_string(peer_heaps) + ", heap bytes " + std::to_string(heap_bytes) + " in " +
+           std::to_string(heap_blocks) + " blocks";
   }
 };
 
@@ -87,8 +87,9 @@ void one_cycle(int n_expected) {
   float* a = nullptr;
   sclMemAlloc(reinterpret_cast<void**>(&a), 64 * sizeof(float));
   for (int i = 0; i < 64; ++i) a[i] = 1.0f;
-  expect(sclAllReduce(a, a, 64, sclFloat32, sclSum, comm, nullptr) == sclSuccess && a[63] == float(n),
-         "allreduce in a cycle", sclGetLastError(comm));
+  expect(
+      sclAllReduce(a, a, 64, sclFloat32, sclSum, comm, nullptr) == sclSuccess && a[63] == float(n),
+      "allreduce in a cycle", sclGetLastError(comm));
   sclMemFree(a);
   expect(sclCommDestroy(comm) == sclSuccess, "destroy in a cycle");
 }
@@ -104,15 +105,18 @@ int run_cycles(int cycles) {
   for (int i = 0; i < cycles && g_failures == 0; ++i) one_cycle(n);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const Counts after = settled_snapshot(before);
-  expect(after == before, "nothing leaked", "before: " + before.text() + "; after: " + after.text());
+  expect(after == before, "nothing leaked",
+         "before: " + before.text() + "; after: " + after.text());
   int shm = 0;
   if (DIR* d = opendir("/dev/shm")) {
-    while (dirent* e = readdir(d)) shm += std::string(e->d_name).find("stratacl") != std::string::npos;
+    while (dirent* e = readdir(d))
+      shm += std::string(e->d_name).find("stratacl") != std::string::npos;
     closedir(d);
   }
   expect(shm == 0, "nothing of ours in /dev/shm");
   std::printf("rank %d: %d init/destroy cycles in %.1f s (%.2f ms each); before: %s; after: %s\n",
-              g_rank, cycles, secs, secs * 1e3 / cycles, before.text().c_str(), after.text().c_str());
+              g_rank, cycles, secs, secs * 1e3 / cycles, before.text().c_str(),
+              after.text().c_str());
   return g_failures ? 1 : 0;
 }
 

@@ -152,22 +152,26 @@ TEST(LaunchEnv, ReadsEveryLauncher) {
   };
   EXPECT_FALSE(read_launch_env(look).ok());  // nothing set
 
-  env = {{"STRATACL_RANK", "1"}, {"STRATACL_WORLD_SIZE", "4"},
-         {"STRATACL_ROOT_ADDR", "127.0.0.1:5000"}, {"STRATACL_JOB_SECRET", std::string(32, 'a')}};
+  env = {{"STRATACL_RANK", "1"},
+         {"STRATACL_WORLD_SIZE", "4"},
+         {"STRATACL_ROOT_ADDR", "127.0.0.1:5000"},
+         {"STRATACL_JOB_SECRET", std::string(32, 'a')}};
   Result<LaunchEnv> e = read_launch_env(look);
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ(e->launcher, "stratarun");
   EXPECT_EQ(e->rank, 1);
   EXPECT_FALSE(e->serve_root);
 
-  env = {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}};
+  env = {
+      {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}};
   e = read_launch_env(look);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->launcher, "torchrun");
   EXPECT_EQ(ntohs(e->id.root.sin_port), 29501);  // torchrun's store owns MASTER_PORT
   EXPECT_TRUE(e->serve_root);
 
-  env = {{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+  env = {{"OMPI_COMM_WORLD_RANK", "3"},
+         {"OMPI_COMM_WORLD_SIZE", "4"},
          {"STRATACL_ROOT_ADDR", "localhost:7000"}};
   ASSERT_TRUE(read_launch_env(look).ok());
   EXPECT_EQ(read_launch_env(look)->launcher, "openmpi");
@@ -180,7 +184,8 @@ TEST(LaunchEnv, ReadsEveryLauncher) {
   Result<LaunchEnv> none = read_launch_env(look);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("STRATACL_ROOT_ADDR"), std::string::npos);
-  env = {{"STRATACL_RANK", "4"}, {"STRATACL_WORLD_SIZE", "4"}, {"STRATACL_ROOT_ADDR", "127.0.0.1:1"}};
+  env = {
+      {"STRATACL_RANK", "4"}, {"STRATACL_WORLD_SIZE", "4"}, {"STRATACL_ROOT_ADDR", "127.0.0.1:1"}};
   EXPECT_EQ(read_launch_env(look).status().code(), sclInvalidArgument);
   env = {{"STRATACL_RANK", "x"}, {"STRATACL_WORLD_SIZE", "4"}};
   EXPECT_FALSE(read_launch_env(look).ok());

@@ -1,8 +1,8 @@
-#include "core/config.h"
-
 #include <gtest/gtest.h>
 
 #include <set>
+
+#include "core/config.h"
 
 using namespace stratacl;
 
@@ -11,8 +11,8 @@ TEST(Config, ParsesSuffixesAndRanges) {
   EXPECT_EQ(*parse_number(s, "64K"), 64 << 10);
   EXPECT_EQ(*parse_number(s, "32M"), 32 << 20);
   EXPECT_EQ(*parse_number(s, "1g"), 1ll << 30);
-  EXPECT_FALSE(parse_number(s, "1").ok());       // below the minimum
-  EXPECT_FALSE(parse_number(s, "12Q").ok());     // junk suffix
+  EXPECT_FALSE(parse_number(s, "1").ok());    // below the minimum
+  EXPECT_FALSE(parse_number(s, "12Q").ok());  // junk suffix
   EXPECT_FALSE(parse_number(s, "").ok());
   EXPECT_FALSE(parse_number(s, "abc").ok());
   EXPECT_FALSE(parse_number(s, "99999999999G").ok());  // overflow

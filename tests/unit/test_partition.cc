@@ -1,6 +1,6 @@
-#include "exec/partition.h"
-
 #include <gtest/gtest.h>
+
+#include "exec/partition.h"
 
 using stratacl::partition;
 using stratacl::Range;

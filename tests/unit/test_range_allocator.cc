@@ -1,11 +1,11 @@
-#include "fabric/range_allocator.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 #include <random>
 #include <vector>
+
+#include "fabric/range_allocator.h"
 
 using stratacl::RangeAllocator;
 
