@@ -99,7 +99,7 @@ sclResult_t sclGetUniqueId(sclUniqueId* uniqueId) {
   Result<UniqueFd> listener = bootstrap::tcp_listen(&id.root);
   if (!listener.ok()) return report(nullptr, listener.status());
   // The root serves from this process; it stops once every rank has joined or the timeout passes.
-  bootstrap::start_root(std::move(*listener), id.secret, process_value(Var::kTimeoutMs));
+  bootstrap::start_root(std::move(*listener), id.secret, process_value(Var::kTimeoutMs)).detach();
   *uniqueId = bootstrap::encode_id(id);
   return sclSuccess;
 }

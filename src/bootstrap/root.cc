@@ -137,10 +137,10 @@ void serve_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms) {
   Rendezvous(secret, timeout_ms).run(listener.get());
 }
 
-void start_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms) {
-  std::thread([fd = std::move(listener), secret, timeout_ms]() mutable {
+std::jthread start_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms) {
+  return std::jthread([fd = std::move(listener), secret, timeout_ms]() mutable {
     serve_root(std::move(fd), secret, timeout_ms);
-  }).detach();
+  });
 }
 
 }  // namespace stratacl::bootstrap

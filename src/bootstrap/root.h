@@ -4,15 +4,17 @@
 #pragma once
 
 #include <cstdint>
+#include <thread>
 
 #include "bootstrap/unique_id.h"
 #include "core/unique_fd.h"
 
 namespace stratacl::bootstrap {
 
-// Starts serving one rendezvous on `listener` (already listening) in a detached thread that
-// ends when the table is sent, the rendezvous fails, or `timeout_ms` passes.
-void start_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms);
+// Starts serving one rendezvous on `listener` (already listening) in a thread that ends when
+// the table is sent, the rendezvous fails, or `timeout_ms` passes. A rank that serves its own
+// job's root joins it before init returns, so no thread outlives init; sclGetUniqueId detaches.
+[[nodiscard]] std::jthread start_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms);
 
 // Serves synchronously (what the thread runs). Exposed for tests.
 void serve_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms);

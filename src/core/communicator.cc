@@ -23,7 +23,7 @@ using bootstrap::RankInfo;
 namespace {
 
 // Starts the rendezvous root of an env-launched job in this process (rank 0).
-Status start_env_root(const InitRequest& req, int64_t timeout_ms) {
+Status start_env_root(const InitRequest& req, int64_t timeout_ms, std::jthread* root) {
   UniqueFd listener;
   if (req.root_fd >= 0) {
     listener.reset(req.root_fd);  // stratarun's listening socket: ours now
@@ -34,7 +34,7 @@ Status start_env_root(const InitRequest& req, int64_t timeout_ms) {
     if (!l.ok()) return l.status();
     listener = std::move(*l);
   }
-  bootstrap::start_root(std::move(listener), req.id.secret, timeout_ms);
+  *root = bootstrap::start_root(std::move(listener), req.id.secret, timeout_ms);
   return Status::Ok();
 }
 
@@ -52,7 +52,8 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const InitRequest& re
 
   Result<HeapExchange> exch = HeapExchange::listen(req.id.secret, req.rank);
   if (!exch.ok()) return exch.status();
-  if (req.serve_root) SCL_TRY(start_env_root(req, cfg->timeout_ms.value));
+  std::jthread root;  // joined on every return: the root has sent every table by then
+  if (req.serve_root) SCL_TRY(start_env_root(req, cfg->timeout_ms.value, &root));
 
   RankInfo me;
   me.rank = req.rank;

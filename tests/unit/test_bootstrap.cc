@@ -97,7 +97,7 @@ TEST(Rendezvous, RootServesRanksAndDropsStrangers) {
   id.secret = *random_secret();
   Result<UniqueFd> l = tcp_listen(&id.root);
   ASSERT_TRUE(l.ok());
-  start_root(std::move(*l), id.secret, 10000);
+  std::jthread root = start_root(std::move(*l), id.secret, 10000);
 
   // A stranger without the secret gets nothing.
   IdData stranger = id;
@@ -130,7 +130,7 @@ TEST(Rendezvous, MismatchedRankCountsFailEveryone) {
   id.secret = *random_secret();
   Result<UniqueFd> l = tcp_listen(&id.root);
   ASSERT_TRUE(l.ok());
-  start_root(std::move(*l), id.secret, 3000);
+  std::jthread root = start_root(std::move(*l), id.secret, 3000);
   RankInfo a, b;
   a.rank = 0, a.nranks = 2, a.pid = 1;
   b.rank = 1, b.nranks = 3, b.pid = 2;
