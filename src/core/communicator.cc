@@ -206,14 +206,19 @@ Status Communicator::run_p2p(std::span<const P2POp> ops) {
 }
 
 void Communicator::revoke(const Status& why) {
-  {
-    std::lock_guard<std::mutex> lock(err_mu_);
-    if (revoked_.ok()) revoked_ = why;
-  }
   ControlBlock* me = static_cast<ControlBlock*>(cb_);
-  me->culprit.store(why.culprit(), std::memory_order_relaxed);
-  uint32_t expected = kNotRevoked;
-  me->revoked.compare_exchange_strong(expected, aborted_.load() ? kAborted : kFailed);
+  {
+    // The first cause wins, locally and in the control block: a later revocation (say, by
+    // destroy) must not overwrite the culprit peers report.
+    std::lock_guard<std::mutex> lock(err_mu_);
+    if (revoked_.ok()) {
+      revoked_ = why;
+      if (me->revoked.load(std::memory_order_relaxed) == kNotRevoked) {
+        me->culprit.store(why.culprit(), std::memory_order_relaxed);
+        me->revoked.store(aborted_.load() ? kAborted : kFailed, std::memory_order_seq_cst);
+      }
+    }
+  }
   // Peers sleeping on our lines wake, re-check and see the revocation.
   wake_flag(me->arrive), wake_flag(me->progress), wake_flag(me->done);
   for (int p = 0; p < ctx_.nranks; ++p) {
