@@ -136,7 +136,9 @@ Measurement Bench::Measure(const Collective& collective, sclDataType_t type, scl
         std::chrono::steady_clock::now() - start;
     local_us.push_back(elapsed.count() / options_.iters);
   }
-  m.time_us = MedianOfSlowest(local_us);
+  const Percentiles times = SlowestPercentiles(local_us);
+  m.time_us = times.median;
+  m.p99_us = times.p99;
   return m;
 }
 
@@ -152,15 +154,22 @@ uint64_t Bench::SumOverRanks(uint64_t local) {
   return *slot;
 }
 
-double Bench::MedianOfSlowest(const std::vector<double>& local_us) {
+Bench::Percentiles Bench::SlowestPercentiles(const std::vector<double>& local_us) {
   auto* slots = reinterpret_cast<double*>(stats_.data());
   std::copy(local_us.begin(), local_us.end(), slots);
   Require(sclAllReduce(slots, slots, local_us.size(), sclFloat64, sclMax, comm_, nullptr),
           "sclAllReduce");
   std::vector<double> slowest(slots, slots + local_us.size());
   std::sort(slowest.begin(), slowest.end());
-  const size_t mid = slowest.size() / 2;
-  return slowest.size() % 2 == 1 ? slowest[mid] : (slowest[mid - 1] + slowest[mid]) / 2;
+  const size_t n = slowest.size();
+  const size_t mid = n / 2;
+  Percentiles result;
+  result.median = n % 2 == 1 ? slowest[mid] : (slowest[mid - 1] + slowest[mid]) / 2;
+  // Nearest rank: the smallest time that at least 99% of the repeats do not exceed (with fewer
+  // than 100 repeats, the slowest one).
+  const size_t rank = (99 * n + 99) / 100;  // ceil(0.99 n), at least 1
+  result.p99 = slowest[std::min(rank, n) - 1];
+  return result;
 }
 
 }  // namespace stratacl::bench

@@ -42,8 +42,12 @@ class Bench {
                       bool in_place);
   void Launch(const Collective& collective, const LaunchArgs& args);
   uint64_t SumOverRanks(uint64_t local);
-  // The slowest rank's time of each repeat, then the median of those.
-  double MedianOfSlowest(const std::vector<double>& local_us);
+  struct Percentiles {
+    double median;
+    double p99;
+  };
+  // The slowest rank's time of each repeat, then the median and the p99 of those.
+  Percentiles SlowestPercentiles(const std::vector<double>& local_us);
 
   const Options& options_;
   sclComm_t comm_;

@@ -2,12 +2,15 @@
 // Run one process per rank under a launcher: stratarun -n 4 scl-bench all -b 8 -e 64M -f 4.
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "bench.h"
 #include "collectives.h"
 #include "errors.h"
 #include "options.h"
 #include "report.h"
+#include "run_info.h"
 #include "stratacl/stratacl.h"
 
 namespace stratacl::bench {
@@ -18,15 +21,38 @@ constexpr int kExitWrong = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitFailure = 3;
 
+// What the outputs say about the run. Rank 0 measures the memcpy bandwidth while the other
+// ranks wait in a barrier, before any buffer of the benchmark exists.
+RunInfo DescribeRun(const Options& options, sclComm_t comm, int nranks, int rank, int version) {
+  RunInfo info;
+  info.version = version;
+  info.nranks = nranks;
+  info.mem = std::string(MemKindName(options.mem));
+  info.iters = options.iters;
+  info.warmup = options.warmup;
+  info.repeats = options.repeats;
+  info.check = options.check;
+  if (rank == 0) {
+    info.host = HostName();
+    info.isa = ReductionIsa();
+    info.memcpy_gbs = MeasureMemcpyGBs();
+  }
+  Require(sclBarrier(comm, nullptr), "sclBarrier");
+  return info;
+}
+
 // Runs the requested collectives; every rank returns the same status.
 int RunAll(const Options& options, sclComm_t comm, int nranks, int rank, int version) {
-  Report report(/*print=*/rank == 0);
+  Report report(/*print=*/rank == 0, DescribeRun(options, comm, nranks, rank, version));
+  report.PrintRunHeader();
   Bench bench(options, comm, nranks, rank, version);
-  if (options.collective == "all") {
-    for (const Collective& collective : AllCollectives()) bench.Run(collective, report);
-    report.PrintOverall();
-  } else {
-    bench.Run(*FindCollective(options.collective), report);
+  const std::vector<std::string> names = SelectedCollectives(options);
+  for (const std::string& name : names) bench.Run(*FindCollective(name), report);
+  if (names.size() > 1) report.PrintOverall();
+  if (std::string error = report.WriteFiles(options.csv_path, options.json_path); !error.empty()) {
+    // Only rank 0 writes files; its exit status fails the job.
+    std::fprintf(stderr, "scl-bench: %s\n", error.c_str());
+    return kExitFailure;
   }
   // Wrong counts are summed over ranks, so every rank agrees on this.
   return report.total_wrong() == 0 ? kExitOk : kExitWrong;

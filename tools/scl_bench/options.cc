@@ -15,16 +15,17 @@ namespace {
 constexpr size_t kDefaultBytes = size_t{32} << 20;  // nccl-tests' default for -b and -e
 
 struct Flag {
-  char short_name;
+  char short_name;  // for long-only options, only the internal key
   std::string_view long_name;
+  bool long_only = false;
 };
 
 // Every option takes a value except -h; long names are those of nccl-tests where it has one.
 constexpr Flag kFlags[] = {
-    {'b', "minbytes"}, {'e', "maxbytes"},     {'i', "stepbytes"}, {'f', "stepfactor"},
-    {'n', "iters"},    {'w', "warmup_iters"}, {'c', "check"},     {'d', "datatype"},
-    {'o', "op"},       {'r', "root"},         {'R', "repeats"},   {'m', "mem"},
-    {'h', "help"},
+    {'b', "minbytes"},  {'e', "maxbytes"},     {'i', "stepbytes"}, {'f', "stepfactor"},
+    {'n', "iters"},     {'w', "warmup_iters"}, {'c', "check"},     {'d', "datatype"},
+    {'o', "op"},        {'r', "root"},         {'R', "repeats"},   {'m', "mem", true},
+    {'C', "csv", true}, {'J', "json", true},   {'h', "help"},
 };
 
 std::optional<char> LookUpLong(std::string_view name) {
@@ -36,8 +37,8 @@ std::optional<char> LookUpLong(std::string_view name) {
 
 bool IsShortFlag(char c) {
   for (const Flag& flag : kFlags) {
-    // --mem has no short spelling; 'm' is only its internal key.
-    if (flag.short_name == c && c != 'm') return true;
+    // --mem, --csv and --json have no short spelling; their letters are only internal keys.
+    if (flag.short_name == c && !flag.long_only) return true;
   }
   return false;
 }
@@ -84,6 +85,17 @@ std::string CollectiveNames() {
     names += std::string(collective.name) + ", ";
   }
   return names + "all";
+}
+
+// The items of a comma-separated list; empty items are kept, so that "a,,b" is refused.
+std::vector<std::string> SplitList(std::string_view text) {
+  std::vector<std::string> items;
+  for (;;) {
+    const size_t comma = text.find(',');
+    items.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) return items;
+    text.remove_prefix(comma + 1);
+  }
 }
 
 // Parses one option value into `options`; returns an error message or an empty string.
@@ -176,6 +188,11 @@ std::string ApplyOption(char key, std::string_view flag, std::string_view value,
                "' (heap or malloc)";
       }
       return "";
+    case 'C':
+    case 'J':
+      if (value.empty()) return "option " + std::string(flag) + " needs a file name";
+      (key == 'C' ? options.csv_path : options.json_path) = std::string(value);
+      return "";
     default:
       return "option " + std::string(flag) + " is not handled";
   }
@@ -202,9 +219,14 @@ ParseResult ParseOptions(int argc, const char* const* argv) {
     std::string_view arg = argv[i];
     if (arg.size() < 2 || arg[0] != '-') {
       if (got_collective) return Error("unexpected argument '" + std::string(arg) + "'");
-      if (arg != "all" && FindCollective(arg) == nullptr) {
-        return Error("unknown collective '" + std::string(arg) + "' (one of " + CollectiveNames() +
-                     ")");
+      if (arg != "all") {
+        // A comma-separated list runs those collectives, in that order.
+        for (const std::string& name : SplitList(arg)) {
+          if (FindCollective(name) == nullptr) {
+            return Error("unknown collective '" + name + "' (one of " + CollectiveNames() +
+                         ", or a comma-separated list)");
+          }
+        }
       }
       options.collective = std::string(arg);
       got_collective = true;
@@ -279,8 +301,15 @@ ParseResult ParseOptions(int argc, const char* const* argv) {
   return result;
 }
 
+std::vector<std::string> SelectedCollectives(const Options& options) {
+  if (options.collective != "all") return SplitList(options.collective);
+  std::vector<std::string> names;
+  for (const Collective& collective : AllCollectives()) names.emplace_back(collective.name);
+  return names;
+}
+
 std::string UsageText() {
-  std::string text = "usage: scl-bench <collective> [options]\n  collective: ";
+  std::string text = "usage: scl-bench <collective>[,<collective>...] [options]\n  collective: ";
   text += CollectiveNames();
   text +=
       "\n"
@@ -298,8 +327,12 @@ std::string UsageText() {
       "                         (default float32)\n"
       "  -o, --op OP|all        sum prod max min avg (default sum; reductions only)\n"
       "  -r, --root N           root of broadcast, reduce, gather, scatter (default 0)\n"
-      "  -R, --repeats N        time each row N times and report the median (default 1)\n"
+      "  -R, --repeats N        time each row N times; the table shows the median, and the\n"
+      "                         p99 over the repeats when N > 1 (default 1)\n"
       "      --mem heap|malloc  buffers from sclMemAlloc or posix_memalign (default heap)\n"
+      "      --csv FILE         also write every row (median and p99 time, algbw, busbw) as CSV\n"
+      "      --json FILE        the same rows as one JSON object, after a header giving the\n"
+      "                         version, ranks, host, reduction ISA and memcpy bandwidth\n"
       "  -h, --help             this text\n"
       "\n"
       "exit status: 0 all values correct, 1 wrong values, 2 usage error, 3 library failure\n";

@@ -20,7 +20,7 @@ enum class MemKind {
 std::string_view MemKindName(MemKind kind);
 
 struct Options {
-  std::string collective;  // a collective's name, or "all"
+  std::string collective;  // a collective's name, a comma-separated list of names, or "all"
   size_t min_bytes = size_t{32} << 20;
   size_t max_bytes = size_t{32} << 20;
   size_t step_factor = 2;  // multiplicative steps, used when step_bytes == 0
@@ -32,7 +32,9 @@ struct Options {
   std::vector<sclRedOp_t> ops = {sclSum};
   int root = 0;  // checked against the rank count once the communicator exists
   MemKind mem = MemKind::kHeap;
-  int repeats = 1;  // -R: timed repeats per row, the median is reported
+  int repeats = 1;        // -R: timed repeats per row, the median (and p99) is reported
+  std::string csv_path;   // --csv: one row per measurement, written by rank 0; empty: none
+  std::string json_path;  // --json: the same rows and the run header as one JSON object
 };
 
 struct ParseResult {
@@ -45,6 +47,10 @@ struct ParseResult {
 ParseResult ParseOptions(int argc, const char* const* argv);
 
 std::string UsageText();
+
+// The collective names of options.collective, in the order to run them ("all" expands to every
+// collective). Every name is known once ParseOptions has accepted the options.
+std::vector<std::string> SelectedCollectives(const Options& options);
 
 // The byte sizes of the rows, in the order they run; never empty for parsed options.
 std::vector<size_t> SizeSteps(const Options& options);

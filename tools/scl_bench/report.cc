@@ -4,6 +4,8 @@
 #include <array>
 #include <cinttypes>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "datatypes.h"
@@ -24,13 +26,19 @@ void PrintLine(std::string line) {
   std::printf("%s\n", line.c_str());
 }
 
-// A heading line: cells right-aligned in their columns, '#' in the first position.
-void PrintHeading(const std::array<const char*, 13>& cells) {
+// Width of each p99 column, appended after the nccl-tests columns when there are repeats.
+constexpr int kP99Width = 10;
+
+std::string RightAligned(const std::string& cell, int width) {
+  return std::string(width - std::min<size_t>(cell.size(), width), ' ') + cell;
+}
+
+// A heading line: cells right-aligned in their columns, '#' in the first position; `extra`
+// cells go in p99 columns after them.
+void PrintHeading(const std::array<const char*, 13>& cells, const std::vector<const char*>& extra) {
   std::string line;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    std::string cell = cells[i];
-    line += std::string(kWidths[i] - std::min<size_t>(cell.size(), kWidths[i]), ' ') + cell;
-  }
+  for (size_t i = 0; i < cells.size(); ++i) line += RightAligned(cells[i], kWidths[i]);
+  for (const char* cell : extra) line += RightAligned(cell, kP99Width);
   line[0] = '#';
   PrintLine(line);
 }
@@ -45,6 +53,42 @@ std::string FormatTime(double us) {
 
 double AlgBandwidth(size_t bytes, double time_us) {
   return time_us > 0 ? static_cast<double>(bytes) / time_us / 1e3 : 0.0;  // GB/s (1e9 bytes)
+}
+
+std::string FormatP99(const Measurement& m) {
+  return RightAligned(m.measured ? FormatTime(m.p99_us) : "N/A", kP99Width);
+}
+
+// Text safe inside a JSON string.
+std::string JsonEscaped(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// Text safe as one CSV field (quoted when it holds a separator, quote or line break).
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string Number(double value, const char* format) {
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
 }
 
 std::string FormatGroup(const Measurement& m, size_t bytes, double bus_factor) {
@@ -62,13 +106,24 @@ std::string FormatGroup(const Measurement& m, size_t bytes, double bus_factor) {
 
 }  // namespace
 
+void Report::PrintRunHeader() const {
+  if (!print_) return;
+  std::printf("# StrataCL %s  ranks %d  host %s  isa %s  memcpy_gbs %.2f\n",
+              VersionString(info_.version).c_str(), info_.nranks, info_.host.c_str(),
+              info_.isa.c_str(), info_.memcpy_gbs);
+  std::fflush(stdout);
+}
+
 void Report::BeginTable(const TableInfo& info) {
   table_ = Totals{};
+  collective_ = std::string(info.collective);
+  mem_ = std::string(info.mem);
   if (!print_) return;
   if (printed_table_) std::printf("#\n");
   printed_table_ = true;
-  std::string repeats =
-      info.repeats > 1 ? "  repeats " + std::to_string(info.repeats) + " (median)" : "";
+  std::string repeats = info.repeats > 1 ? "  repeats " + std::to_string(info.repeats) +
+                                               " (median; p99 in the last two columns)"
+                                         : "";
   std::printf(
       "# scl-bench %.*s  ranks %d  mem %.*s  iters %d  warmup %d  check %d%s  "
       "StrataCL %d.%d.%d\n",
@@ -81,10 +136,13 @@ void Report::BeginTable(const TableInfo& info) {
   labels[0] = '#';
   labels.replace(kOutOfPlaceLabelAt, 12, "out-of-place");
   PrintLine(labels + "in-place");
+  const bool p99 = info.repeats > 1;
   PrintHeading({"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-                "time", "algbw", "busbw", "#wrong"});
+                "time", "algbw", "busbw", "#wrong"},
+               p99 ? std::vector<const char*>{"p99 oop", "p99 ip"} : std::vector<const char*>{});
   PrintHeading({"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-                "(GB/s)", ""});
+                "(GB/s)", ""},
+               p99 ? std::vector<const char*>{"(us)", "(us)"} : std::vector<const char*>{});
   std::fflush(stdout);
 }
 
@@ -100,14 +158,20 @@ void Report::Add(const Measurement& m, double busbw) {
 void Report::AddRow(const Row& row) {
   for (const Measurement* m : {&row.out_of_place, &row.in_place}) {
     Add(*m, AlgBandwidth(row.bytes, m->time_us) * row.bus_factor);
+    if (print_ && m->measured) {
+      records_.push_back({collective_, mem_, row.bytes, row.count, row.type, row.op, row.root,
+                          m == &row.in_place, row.bus_factor, *m});
+    }
   }
   if (!print_) return;
+  const std::string p99 =
+      info_.repeats > 1 ? FormatP99(row.out_of_place) + FormatP99(row.in_place) : std::string();
   const std::string_view type = TypeName(row.type);
   const std::string_view op = row.op ? OpName(*row.op) : "none";
-  std::printf("%12zu  %12zu  %8.*s  %6.*s  %6d%s%s\n", row.bytes, row.count,
+  std::printf("%12zu  %12zu  %8.*s  %6.*s  %6d%s%s%s\n", row.bytes, row.count,
               static_cast<int>(type.size()), type.data(), static_cast<int>(op.size()), op.data(),
               row.root, FormatGroup(row.out_of_place, row.bytes, row.bus_factor).c_str(),
-              FormatGroup(row.in_place, row.bytes, row.bus_factor).c_str());
+              FormatGroup(row.in_place, row.bytes, row.bus_factor).c_str(), p99.c_str());
   std::fflush(stdout);
 }
 
@@ -125,6 +189,65 @@ void Report::EndTable() { PrintFooter(table_); }
 void Report::PrintOverall() const {
   if (print_) std::printf("#\n# Overall\n");
   PrintFooter(overall_);
+}
+
+std::string Report::WriteFiles(const std::string& csv_path, const std::string& json_path) const {
+  if (!print_) return "";
+  // The header, as key=value pairs for the CSV comment line and as JSON members.
+  const std::string version = VersionString(info_.version);
+  const std::string memcpy_gbs = Number(info_.memcpy_gbs, "%.3f");
+
+  if (!csv_path.empty()) {
+    std::ostringstream out;
+    out << "# scl-bench version=" << version << " ranks=" << info_.nranks << " host=" << info_.host
+        << " isa=" << info_.isa << " memcpy_gbs=" << memcpy_gbs << " mem=" << info_.mem
+        << " iters=" << info_.iters << " warmup=" << info_.warmup << " repeats=" << info_.repeats
+        << " check=" << (info_.check ? 1 : 0) << "\n";
+    out << "collective,dtype,op,root,bytes,count,in_place,mode,time_us,p99_us,algbw_gbs,"
+           "busbw_gbs,wrong\n";
+    for (const Record& r : records_) {
+      const double algbw = AlgBandwidth(r.bytes, r.m.time_us);
+      out << CsvField(r.collective) << ',' << TypeName(r.type) << ','
+          << (r.op ? OpName(*r.op) : "none") << ',' << r.root << ',' << r.bytes << ',' << r.count
+          << ',' << (r.in_place ? 1 : 0) << ',' << CsvField(r.mem) << ','
+          << Number(r.m.time_us, "%.3f") << ',' << Number(r.m.p99_us, "%.3f") << ','
+          << Number(algbw, "%.6g") << ',' << Number(algbw * r.bus_factor, "%.6g") << ','
+          << (r.m.wrong ? std::to_string(*r.m.wrong) : "") << "\n";
+    }
+    std::ofstream file(csv_path);
+    file << out.str();
+    if (!file.flush()) return "cannot write " + csv_path;
+  }
+
+  if (!json_path.empty()) {
+    std::ostringstream out;
+    out << "{\n  \"header\": {\"tool\": \"scl-bench\", \"version\": \"" << version
+        << "\", \"version_code\": " << info_.version << ", \"ranks\": " << info_.nranks
+        << ", \"host\": \"" << JsonEscaped(info_.host) << "\", \"isa\": \""
+        << JsonEscaped(info_.isa) << "\", \"memcpy_gbs\": " << memcpy_gbs << ", \"mem\": \""
+        << JsonEscaped(info_.mem) << "\", \"iters\": " << info_.iters
+        << ", \"warmup\": " << info_.warmup << ", \"repeats\": " << info_.repeats
+        << ", \"check\": " << (info_.check ? "true" : "false") << "},\n  \"rows\": [";
+    for (size_t i = 0; i < records_.size(); ++i) {
+      const Record& r = records_[i];
+      const double algbw = AlgBandwidth(r.bytes, r.m.time_us);
+      out << (i == 0 ? "\n" : ",\n") << "    {\"collective\": \"" << JsonEscaped(r.collective)
+          << "\", \"dtype\": \"" << TypeName(r.type) << "\", \"op\": \""
+          << (r.op ? OpName(*r.op) : "none") << "\", \"root\": " << r.root
+          << ", \"bytes\": " << r.bytes << ", \"count\": " << r.count
+          << ", \"in_place\": " << (r.in_place ? "true" : "false") << ", \"mode\": \""
+          << JsonEscaped(r.mem) << "\", \"time_us\": " << Number(r.m.time_us, "%.3f")
+          << ", \"p99_us\": " << Number(r.m.p99_us, "%.3f")
+          << ", \"algbw_gbs\": " << Number(algbw, "%.6g")
+          << ", \"busbw_gbs\": " << Number(algbw * r.bus_factor, "%.6g")
+          << ", \"wrong\": " << (r.m.wrong ? std::to_string(*r.m.wrong) : "null") << "}";
+    }
+    out << (records_.empty() ? "]\n}\n" : "\n  ]\n}\n");
+    std::ofstream file(json_path);
+    file << out.str();
+    if (!file.flush()) return "cannot write " + json_path;
+  }
+  return "";
 }
 
 }  // namespace stratacl::bench

@@ -1,12 +1,16 @@
-// The nccl-tests style results table, printed by rank 0 only.
+// The nccl-tests style results table, printed by rank 0 only, and the same rows as CSV and JSON.
 #ifndef STRATACL_TOOLS_SCL_BENCH_REPORT_H_
 #define STRATACL_TOOLS_SCL_BENCH_REPORT_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include "run_info.h"
 #include "stratacl/stratacl.h"
 
 namespace stratacl::bench {
@@ -14,7 +18,8 @@ namespace stratacl::bench {
 // One column group (out-of-place or in-place) of one row.
 struct Measurement {
   bool measured = false;          // false: the collective has no such form; printed as N/A
-  double time_us = 0;             // per iteration, the slowest rank
+  double time_us = 0;             // per iteration, the slowest rank; median over the repeats
+  double p99_us = 0;              // the same, 99th percentile (nearest rank) over the repeats
   std::optional<uint64_t> wrong;  // wrong elements over all ranks; nullopt when not checked
 };
 
@@ -43,8 +48,12 @@ struct TableInfo {
 
 class Report {
  public:
-  // Only the printing rank passes print = true; every rank may feed rows all the same.
-  explicit Report(bool print) : print_(print) {}
+  // Only the printing rank passes print = true; every rank may feed rows all the same. `info`
+  // heads the table and the CSV and JSON files.
+  Report(bool print, RunInfo info) : print_(print), info_(std::move(info)) {}
+
+  // The run's first line: version, ranks, host, reduction ISA, memcpy bandwidth.
+  void PrintRunHeader() const;
 
   void BeginTable(const TableInfo& info);
   void AddRow(const Row& row);
@@ -55,7 +64,24 @@ class Report {
 
   uint64_t total_wrong() const { return overall_.wrong; }
 
+  // Writes every row fed so far, one per (collective, type, op, size, in-place, mode), to a CSV
+  // file and a JSON file; an empty path skips that file. Returns an error message, or "".
+  std::string WriteFiles(const std::string& csv_path, const std::string& json_path) const;
+
  private:
+  // One measured column group of one row, as the files hold it.
+  struct Record {
+    std::string collective;
+    std::string mem;
+    size_t bytes;
+    size_t count;
+    sclDataType_t type;
+    std::optional<sclRedOp_t> op;
+    int root;
+    bool in_place;
+    double bus_factor;
+    Measurement m;
+  };
   struct Totals {
     uint64_t wrong = 0;
     double busbw_sum = 0;
@@ -65,6 +91,10 @@ class Report {
   void PrintFooter(const Totals& totals) const;
 
   bool print_;
+  RunInfo info_;
+  std::string collective_;  // of the table being fed
+  std::string mem_;
+  std::vector<Record> records_;
   bool printed_table_ = false;
   Totals table_;
   Totals overall_;

@@ -1,0 +1,56 @@
+#include "run_info.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "reduce/reduce.h"
+
+namespace stratacl::bench {
+
+std::string VersionString(int version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
+         std::to_string(version % 100);
+}
+
+std::string HostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
+}
+
+std::string ReductionIsa() { return stratacl::reduce::isa_name(stratacl::reduce::active_isa()); }
+
+double MeasureMemcpyGBs(size_t bytes, int tries) {
+  constexpr size_t kAlignment = 4096;
+  void* src = nullptr;
+  void* dst = nullptr;
+  if (posix_memalign(&src, kAlignment, bytes) != 0) throw std::bad_alloc();
+  if (posix_memalign(&dst, kAlignment, bytes) != 0) {
+    std::free(src);
+    throw std::bad_alloc();
+  }
+  // Touch every page of both buffers first: page faults are not copy bandwidth.
+  std::memset(src, 1, bytes);
+  std::memset(dst, 2, bytes);
+  double best_ns = 0;
+  for (int i = 0; i < tries; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    std::memcpy(dst, src, bytes);
+    // Keep the copy: the compiler may not assume dst is dead before it is freed.
+    asm volatile("" : : "r"(dst) : "memory");
+    const std::chrono::duration<double, std::nano> elapsed =
+        std::chrono::steady_clock::now() - start;
+    if (i == 0 || elapsed.count() < best_ns) best_ns = elapsed.count();
+  }
+  std::free(src);
+  std::free(dst);
+  return best_ns > 0 ? static_cast<double>(bytes) / best_ns : 0.0;
+}
+
+}  // namespace stratacl::bench

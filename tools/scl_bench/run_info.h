@@ -1,0 +1,39 @@
+// What every output of a run states about it (the table's first line, the CSV comment line and
+// the JSON header), and the memcpy probe that gives the machine's copy bandwidth.
+#ifndef STRATACL_TOOLS_SCL_BENCH_RUN_INFO_H_
+#define STRATACL_TOOLS_SCL_BENCH_RUN_INFO_H_
+
+#include <cstddef>
+#include <string>
+
+namespace stratacl::bench {
+
+struct RunInfo {
+  int version = 0;  // as from sclGetVersion: major * 10000 + minor * 100 + patch
+  int nranks = 0;
+  std::string host;       // gethostname of rank 0
+  std::string isa;        // reduction kernels in use: avx512, avx2 or scalar
+  double memcpy_gbs = 0;  // single-thread memcpy bandwidth of rank 0, bytes copied per ns
+  std::string mem;        // heap or malloc
+  int iters = 0;
+  int warmup = 0;
+  int repeats = 0;
+  bool check = false;
+};
+
+// "major.minor.patch" of an sclGetVersion code.
+std::string VersionString(int version);
+
+// This host's name, or "unknown".
+std::string HostName();
+
+// The name of the reduction ISA the library dispatches to.
+std::string ReductionIsa();
+
+// Copies `bytes` between two pre-faulted buffers `tries` times on the calling thread and
+// returns the best rate in GB/s (1e9 bytes copied per second). Throws std::bad_alloc.
+double MeasureMemcpyGBs(size_t bytes = size_t{64} << 20, int tries = 3);
+
+}  // namespace stratacl::bench
+
+#endif  // STRATACL_TOOLS_SCL_BENCH_RUN_INFO_H_
