@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages of the peer libraries bench/compare measures StrataCL against:
 # Open MPI, MPICH, Gloo, PyTorch (torch.distributed with the gloo backend) and gnuplot for the
-# plots. Idempotent, like scripts/setup.sh: packages already present are left alone, and apt is
-# not touched at all when nothing is missing.
+# plots, through scripts/setup.sh (idempotent: apt is not touched when nothing is missing).
 set -euo pipefail
 
 packages=(
@@ -14,16 +13,4 @@ packages=(
   gnuplot-nox                          # headless plots (pngcairo terminal)
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-echo "setup-peers: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+exec "$(dirname "$0")/setup.sh" "${packages[@]}"

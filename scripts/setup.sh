@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian package the build, tests and tools need. Idempotent: packages already
-# present are left alone, and apt is not touched at all when nothing is missing.
+# Installs every Debian package the build, tests and tools need (or, given arguments, exactly
+# those packages: scripts/setup-peers.sh uses that). Idempotent: packages already present are
+# left alone, and apt is not touched at all when nothing is missing.
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,8 @@ packages=(
   procps                             # pgrep in fault tests
   clang libclang-rt-14-dev           # libFuzzer targets
 )
+
+if [ $# -gt 0 ]; then packages=("$@"); fi
 
 missing=()
 for p in "${packages[@]}"; do
