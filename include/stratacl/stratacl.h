@@ -118,7 +118,12 @@ sclResult_t sclCommUserRank(const sclComm_t comm, int* rank);
  * peer on the host with no copy and no registration. */
 sclResult_t sclMemAlloc(void** ptr, size_t size);
 sclResult_t sclMemFree(void* ptr);
-/* Registration of foreign memory (recorded; such buffers take the staged path today). */
+/* Registration of foreign memory (malloc, framework tensors): peers then read the buffer with a
+ * kernel-assisted single copy (process_vm_readv) instead of it being staged. Registering a range
+ * again returns the same handle with one more reference; overlapping ranges may be registered
+ * separately; each sclCommDeregister drops one reference. Fails with sclSystemError when the
+ * kernel forbids such reads (Yama ptrace_scope, seccomp); if a peer is refused, calls stage its
+ * registered buffers and log why. */
 sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void** handle);
 sclResult_t sclCommDeregister(const sclComm_t comm, void* handle);
 

@@ -35,7 +35,10 @@ sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void*
   if (!handle) return report(c, Errorf(sclInvalidArgument, "handle: NULL output pointer"));
   if (!buff && size > 0)
     return report(c, Errorf(sclInvalidArgument, "buff: NULL with size %zu", size));
-  *handle = c->register_range(buff, size);
+  *handle = nullptr;
+  Result<void*> h = c->register_range(buff, size);
+  if (!h.ok()) return report(c, Status(h.status().code(), "sclCommRegister: " + h.status().message()));
+  *handle = *h;
   return sclSuccess;
 }
 

@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/input_tiles.h"
 #include "coll/round.h"
 #include "exec/copy.h"
-#include "reduce/reduce.h"
 
 namespace stratacl {
 
@@ -24,10 +24,7 @@ Status allreduce_oneshot(CollContext& c, const Call& call) {
     if (in_place && scratch.size() < bytes) scratch.resize(bytes);
     char* dst = in_place ? scratch.data() : my_out;
     SCL_TRY(run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
-      std::vector<const void*> srcs;
-      SCL_TRY(gather_inputs(c, descs, 0, bytes, my_in, &srcs));
-      reduce::reduce_n(dst, srcs.data(), c.nranks, r.size(), call.dtype, call.op, c.nranks);
-      return Status::Ok();
+      return reduce_inputs(c, descs, 0, my_in, r.size(), call, dst);
     }));
     if (in_place) copy_bytes(my_out, dst, bytes);
     return Status::Ok();

@@ -3,13 +3,14 @@
 // rank's input (in rank order, so every rank gets the same bits) and announces each tile. In
 // between, and after, it copies the peers' finished tiles while they are still warm in the shared
 // cache. Peers read our reduced shard from our output when it is heap memory, else from the
-// staging area's second half.
+// staging area's second half. Registered (CMA) inputs are fetched a tile at a time.
 //
 // In place this is safe without a barrier: the region of shard p, tile t in our buffer is read
 // only by rank p (to reduce that tile), and we overwrite it only after rank p announced it.
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/input_tiles.h"
 #include "coll/round.h"
 #include "exec/copy.h"
 #include "reduce/reduce.h"
@@ -51,22 +52,18 @@ Status allreduce_twoshot(CollContext& c, const Call& call) {
 
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       const size_t n = size_t(c.nranks);
-      std::vector<const char*> inputs(n), outputs(n);
+      std::vector<const char*> outputs(n);
       std::vector<Shard> shards(n);
       std::vector<uint32_t> tiles(n), copied(n, 0);
       for (size_t p = 0; p < n; ++p) {
         shards[p] = shard_of(m, es, c.nranks, int(p));
         tiles[p] = shards[p].tiles;
-        if (p == size_t(c.rank)) {
-          inputs[p] = my_in;
-          continue;
-        }
-        Result<const char*> in = c.peer_block(int(p), descs[p], 0, bytes);
-        if (!in.ok()) return in.status();
+        if (p == size_t(c.rank)) continue;
         Result<const char*> out = c.peer_ptr(int(p), descs[p].out_ref, bytes);
         if (!out.ok()) return out.status();
-        inputs[p] = *in, outputs[p] = *out;
+        outputs[p] = *out;
       }
+      InputTiles inputs(c, descs, 0, my_in);
       auto copy_tile = [&](size_t p, uint32_t t) {
         Range tr = shards[p].tile(es, t);
         copy_bytes(my_out + tr.begin * es, outputs[p] + tr.begin * es, tr.size() * es);
@@ -81,12 +78,11 @@ Status allreduce_twoshot(CollContext& c, const Call& call) {
       };
 
       const Shard& mine = shards[size_t(c.rank)];
-      std::vector<const void*> srcs(n);
       for (uint32_t t = 0; t < mine.tiles; ++t) {
         Range tr = mine.tile(es, t);
-        for (size_t p = 0; p < n; ++p) srcs[p] = inputs[p] + tr.begin * es;
-        reduce::reduce_n(shard_home + tr.begin * es, srcs.data(), c.nranks, tr.size(), call.dtype,
-                         call.op, c.nranks);
+        SCL_TRY(inputs.load(tr.begin * es, tr.size() * es));
+        reduce::reduce_n(shard_home + tr.begin * es, inputs.srcs(), c.nranks, tr.size(),
+                         call.dtype, call.op, c.nranks);
         if (!out_in_heap)
           copy_bytes(my_out + tr.begin * es, shard_home + tr.begin * es, tr.size() * es);
         step_tile_done(c);

@@ -20,9 +20,7 @@ Status alltoall(CollContext& c, const Call& call) {
           copy_bytes(out, call.send + size_t(p) * block_stride + r.begin * es, bytes);
           continue;
         }
-        Result<const char*> src = c.peer_block(p, descs[size_t(p)], size_t(c.rank), bytes);
-        if (!src.ok()) return src.status();
-        copy_bytes(out, *src, bytes);
+        SCL_TRY(c.read_block(p, descs[size_t(p)], size_t(c.rank), 0, bytes, out));
       }
       return Status::Ok();
     });

@@ -84,9 +84,7 @@ Status alltoallv(CollContext& c, const Call& call) {
         return Errorf(sclRemoteError, "%s: rank %zu published an absurd count", c.where().c_str(),
                       p);
       }
-      Result<const char*> src = c.peer_block(int(p), descs[p], displ, bytes);
-      if (!src.ok()) return src.status();
-      copy_bytes(out, *src, bytes);
+      SCL_TRY(c.read_block(int(p), descs[p], displ, 0, bytes, out));
     }
     return usage;
   });

@@ -18,10 +18,7 @@ Status broadcast(CollContext& c, const Call& call) {
         copy_bytes(out, call.send + r.begin * es, bytes);
         return Status::Ok();
       }
-      Result<const char*> src = c.peer_block(call.root, descs[size_t(call.root)], 0, bytes);
-      if (!src.ok()) return src.status();
-      copy_bytes(out, *src, bytes);
-      return Status::Ok();
+      return c.read_block(call.root, descs[size_t(call.root)], 0, 0, bytes, out);
     });
   });
 }

@@ -9,6 +9,7 @@
 
 #include "core/deadline.h"
 #include "core/status.h"
+#include "fabric/registration_cache.h"
 #include "sync/control_block.h"
 #include "sync/waiter.h"
 
@@ -36,6 +37,9 @@ struct CollContext {
   char* staging = nullptr;
   uint64_t staging_bytes = 0;
   uint64_t round_bytes = 0;
+  // sclCommRegister'd foreign buffers, which peers read with process_vm_readv instead of staging.
+  const RegistrationCache* registrations = nullptr;
+  mutable CmaVerdict cma = kCmaUnknown;  // every rank's verdict, once known (see cma_usable)
 
   ControlBlock* me() const { return peers[size_t(rank)].cb; }
   char* my_base() const { return peers[size_t(rank)].base; }
@@ -44,7 +48,16 @@ struct CollContext {
   // descriptor must never make us touch memory outside that mapping.
   Result<const char*> peer_ptr(int peer, uint64_t ref, uint64_t bytes) const;
   // Block `block` of a peer's published input (send_ref + block * send_stride), overflow-safe.
+  // Mapped (heap or staged) inputs only: a registered input must be read with read_block.
   Result<const char*> peer_block(int peer, const CallDesc& d, size_t block, uint64_t bytes) const;
+  // Copies bytes [offset, offset + bytes) of block `block` of a peer's published input into
+  // `dst`: a memcpy from the peer's mapped heap, or one process_vm_readv of its registered buffer.
+  Status read_block(int peer, const CallDesc& d, size_t block, uint64_t offset, uint64_t bytes,
+                    char* dst) const;
+  // True once every rank has verified it can read its peers with process_vm_readv, so
+  // registered buffers may be published for such reads. Until every rank has decided, calls
+  // stage; a refusal is logged once and registered buffers stage from then on.
+  bool cma_usable() const;
   Deadline deadline() const { return Deadline::after_ms(timeout_ms); }
   std::string where() const;  // "allreduce #12 (step 40)"
 };

@@ -21,9 +21,7 @@ Status gather(CollContext& c, const Call& call) {
           copy_bytes(out, my_in, bytes);
           continue;
         }
-        Result<const char*> src = c.peer_block(p, descs[size_t(p)], 0, bytes);
-        if (!src.ok()) return src.status();
-        copy_bytes(out, *src, bytes);
+        SCL_TRY(c.read_block(p, descs[size_t(p)], 0, 0, bytes, out));
       }
       return Status::Ok();
     });

@@ -1,9 +1,8 @@
 // Reduce: the root reduces every rank's input, read in place, in rank order.
-#include "reduce/reduce.h"
-
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/input_tiles.h"
 #include "coll/round.h"
 
 namespace stratacl {
@@ -18,11 +17,7 @@ Status reduce_to_root(CollContext& c, const Call& call) {
     if (!root) publish_input(c, my_in, 0, 1, bytes, 0, &d);
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       if (!root) return Status::Ok();
-      std::vector<const void*> srcs;
-      SCL_TRY(gather_inputs(c, descs, 0, bytes, my_in, &srcs));
-      reduce::reduce_n(call.recv + r.begin * es, srcs.data(), c.nranks, r.size(), call.dtype,
-                       call.op, c.nranks);
-      return Status::Ok();
+      return reduce_inputs(c, descs, 0, my_in, r.size(), call, call.recv + r.begin * es);
     });
   });
 }

@@ -2,8 +2,8 @@
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/input_tiles.h"
 #include "coll/round.h"
-#include "reduce/reduce.h"
 
 namespace stratacl {
 
@@ -17,11 +17,8 @@ Status reduce_scatter(CollContext& c, const Call& call) {
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       // Our own block of our own input: read in place, even if it was staged for the peers.
       const char* mine = call.send + size_t(c.rank) * block_stride + r.begin * es;
-      std::vector<const void*> srcs;
-      SCL_TRY(gather_inputs(c, descs, size_t(c.rank), bytes, mine, &srcs));
-      reduce::reduce_n(call.recv + r.begin * es, srcs.data(), c.nranks, r.size(), call.dtype,
-                       call.op, c.nranks);
-      return Status::Ok();
+      return reduce_inputs(c, descs, size_t(c.rank), mine, r.size(), call,
+                           call.recv + r.begin * es);
     });
   });
 }

@@ -48,30 +48,16 @@ void publish_input(const CollContext& c, const char* src, size_t src_stride, int
     d->send_stride = src_stride;
     return;
   }
+  if (c.registrations && c.registrations->covers(src, extent) && c.cma_usable()) {
+    d->send_va = reinterpret_cast<uintptr_t>(src);
+    d->send_stride = src_stride;
+    return;
+  }
   char* dst = c.staging + staging_offset;
   for (int b = 0; b < nblocks; ++b)
     copy_bytes(dst + size_t(b) * block_bytes, src + size_t(b) * src_stride, block_bytes);
   d->send_ref = c.ref_of(dst);
   d->send_stride = block_bytes;
-}
-
-}  // namespace stratacl
-
-namespace stratacl {
-
-Status gather_inputs(const CollContext& c, const std::vector<CallDesc>& descs, size_t block,
-                     size_t bytes, const char* mine, std::vector<const void*>* srcs) {
-  srcs->resize(size_t(c.nranks));
-  for (int p = 0; p < c.nranks; ++p) {
-    if (p == c.rank) {
-      (*srcs)[size_t(p)] = mine;
-      continue;
-    }
-    Result<const char*> src = c.peer_block(p, descs[size_t(p)], block, bytes);
-    if (!src.ok()) return src.status();
-    (*srcs)[size_t(p)] = *src;
-  }
-  return Status::Ok();
 }
 
 }  // namespace stratacl

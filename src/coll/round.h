@@ -1,5 +1,6 @@
 // Helpers shared by the algorithms: cutting a call into rounds that fit the staging area, and
-// making this rank's input readable by peers (in place when it is heap memory, else staged).
+// making this rank's input readable by peers (in place when it is heap memory, by address when
+// it is registered, else staged).
 #pragma once
 
 #include <cstddef>
@@ -25,15 +26,11 @@ Status for_each_round(const CollContext& c, const Call& call, int staged_blocks,
                       const std::function<Status(Range)>& fn);
 
 // Publishes `nblocks` blocks of `block_bytes` (block b at src + b * src_stride) for peers to
-// read. Heap memory is published where it is (zero copy); foreign memory is copied into the
-// staging area at `staging_offset`. Writes send_ref and send_stride into `d`.
+// read. Heap memory is published where it is (zero copy); registered foreign memory by its
+// address, for process_vm_readv (once every rank can); other foreign memory is copied into the
+// staging area at `staging_offset`. Writes send_ref or send_va, and send_stride, into `d`.
 void publish_input(const CollContext& c, const char* src, size_t src_stride, int nblocks,
                    size_t block_bytes, size_t staging_offset, CallDesc* d);
-
-// Every rank's copy of input block `block` (`bytes` long), in rank order, for a reduction:
-// peers' from their published descriptors (bounds-checked), ours from `mine` directly.
-Status gather_inputs(const CollContext& c, const std::vector<CallDesc>& descs, size_t block,
-                     size_t bytes, const char* mine, std::vector<const void*>* srcs);
 
 // True when [p, p+bytes) is in our heap (peers can address it).
 bool in_heap(const CollContext& c, const void* p, size_t bytes);

@@ -19,11 +19,7 @@ Status scatter(CollContext& c, const Call& call) {
         copy_bytes(out, call.send + size_t(c.rank) * block_stride + r.begin * es, bytes);
         return Status::Ok();
       }
-      Result<const char*> src =
-          c.peer_block(call.root, descs[size_t(call.root)], size_t(c.rank), bytes);
-      if (!src.ok()) return src.status();
-      copy_bytes(out, *src, bytes);
-      return Status::Ok();
+      return c.read_block(call.root, descs[size_t(call.root)], size_t(c.rank), 0, bytes, out);
     });
   });
 }

@@ -13,6 +13,8 @@
 #include "bootstrap/socket.h"
 #include "coll/algorithms.h"
 #include "coll/step.h"
+#include "core/log.h"
+#include "fabric/cma.h"
 #include "fabric/heap.h"
 #include "fabric/heap_exchange.h"
 
@@ -103,6 +105,7 @@ Status Communicator::allocate_blocks(int nranks) {
   while (instance == 0)
     instance = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   cb_obj->instance.store(instance, std::memory_order_release);
+  cb_obj->self_va = reinterpret_cast<uintptr_t>(cb_);
   // Virtual until a foreign buffer needs it: pages are touched only by staging copies.
   Result<void*> staging = (*heap)->allocate(size_t(cfg_.staging_bytes.value));
   if (!staging.ok()) return staging.status();
@@ -154,13 +157,26 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   ctx_.staging_bytes = uint64_t(cfg_.staging_bytes.value);
   p2p_ = P2PState(n);
   ctx_.tiles_done.assign(size_t(n), 0);
+  ctx_.registrations = &registrations_;
+  probe_cma();
   return Status::Ok();
 }
 
-Communicator::~Communicator() {
-  release_shared_memory();
-  for (auto& [handle, range] : registrations_) delete static_cast<char*>(handle);
+// Reads each peer's control-block identity through process_vm_readv at the address the peer
+// wrote into the block, and publishes the verdict for the peers (see CollContext::cma_usable).
+void Communicator::probe_cma() {
+  for (int p = 0; p < ctx_.nranks && cma_refusal_.ok(); ++p) {
+    if (p == ctx_.rank) continue;
+    const PeerView& v = ctx_.peers[size_t(p)];
+    const uint64_t instance_offset =
+        uint64_t(reinterpret_cast<char*>(&v.cb->instance) - reinterpret_cast<char*>(v.cb));
+    cma_refusal_ = cma_probe(p, v.pid, v.cb->self_va + instance_offset, v.cb_instance);
+  }
+  if (!cma_refusal_.ok()) log_info("rank %d: %s", ctx_.rank, cma_refusal_.message().c_str());
+  ctx_.me()->cma.store(cma_refusal_.ok() ? kCmaOk : kCmaRefused, std::memory_order_release);
 }
+
+Communicator::~Communicator() { release_shared_memory(); }
 
 void Communicator::release_shared_memory() {
   Heap* heap = existing_heap();
@@ -296,21 +312,15 @@ void Communicator::enqueue_end() {
   if (--queued_ == 0) q_cv_.notify_all();
 }
 
-void* Communicator::register_range(void* buff, size_t size) {
-  std::lock_guard<std::mutex> lock(reg_mu_);
-  auto* handle = new char;  // a unique token
-  registrations_[handle] = {buff, size};
-  return handle;
+Result<void*> Communicator::register_range(void* buff, size_t size) {
+  if (!cma_refusal_.ok()) {
+    return Status(cma_refusal_.code(),
+                  "peers cannot read registered buffers on this host: " + cma_refusal_.message());
+  }
+  return registrations_.add(buff, size);
 }
 
-bool Communicator::deregister(void* handle) {
-  std::lock_guard<std::mutex> lock(reg_mu_);
-  auto it = registrations_.find(handle);
-  if (it == registrations_.end()) return false;
-  delete static_cast<char*>(handle);
-  registrations_.erase(it);
-  return true;
-}
+bool Communicator::deregister(void* handle) { return registrations_.remove(handle); }
 
 uint64_t Communicator::control_bytes() const { return cb_bytes_; }
 

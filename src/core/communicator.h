@@ -19,6 +19,7 @@
 #include "core/config.h"
 #include "core/status.h"
 #include "fabric/peer_heaps.h"
+#include "fabric/registration_cache.h"
 #include "sync/liveness.h"
 #include "sync/waiter.h"
 
@@ -64,8 +65,9 @@ class Communicator : public sclComm {
   void enqueue_begin();
   void enqueue_end();
 
-  // sclCommRegister: foreign ranges are recorded (they take the staged path today).
-  void* register_range(void* buff, size_t size);
+  // sclCommRegister: foreign ranges peers then read with process_vm_readv. Fails when this rank
+  // cannot read its peers that way (the probe at init says why).
+  Result<void*> register_range(void* buff, size_t size);
   bool deregister(void* handle);
 
   uint64_t control_bytes() const;
@@ -74,6 +76,7 @@ class Communicator : public sclComm {
   Communicator() = default;
   Status init_from_table(const std::vector<bootstrap::RankInfo>& table,
                          std::vector<PeerHeapRef> maps);
+  void probe_cma();
   Status allocate_blocks(int nranks);
   Status check_usable() const;
   Status finish_call(Status s);
@@ -104,8 +107,8 @@ class Communicator : public sclComm {
   std::condition_variable q_cv_;
   int queued_ = 0;
 
-  std::mutex reg_mu_;
-  std::map<void*, std::pair<void*, size_t>> registrations_;
+  RegistrationCache registrations_;
+  Status cma_refusal_;  // why this rank cannot read its peers with process_vm_readv
 };
 
 }  // namespace stratacl

@@ -31,6 +31,8 @@ struct CallSig {
 
 constexpr uint64_t kNoRef = ~uint64_t(0);
 
+enum CmaVerdict : uint32_t { kCmaUnknown = 0, kCmaOk = 1, kCmaRefused = 2 };
+
 // Why a rank's `revoked` word is set.
 enum Revocation : uint32_t { kNotRevoked = 0, kAborted = 1, kFailed = 2, kDeparted = 3 };
 
@@ -41,6 +43,9 @@ struct alignas(64) CallDesc {
   uint64_t send_ref = kNoRef;  // input peers read: block b starts at send_ref + b * send_stride
   uint64_t send_stride = 0;
   uint64_t out_ref = kNoRef;  // output peers read (two-shot allreduce shards)
+  // Non-zero: the input is a registered foreign buffer at this address in the publisher's
+  // address space, read with process_vm_readv (fabric/cma.h); send_ref is then unused.
+  uint64_t send_va = 0;
 };
 
 // Point-to-point channel from the owner to one peer: a ring of descriptors.
@@ -64,6 +69,11 @@ struct ControlBlock {
   // Random identity of this block, scrubbed to 0 before the block is freed. A peer that finds a
   // different value knows the owner has left and the memory may hold anything now.
   std::atomic<uint64_t> instance{0};
+  // This block's address in its owner's address space, and the owner's verdict on reading every
+  // peer with process_vm_readv. Registered buffers are published for such reads only once every
+  // rank said yes.
+  uint64_t self_va = 0;
+  std::atomic<uint32_t> cma{0};  // CmaVerdict
   alignas(64) std::atomic<uint32_t> revoked{0};  // non-zero: see Revocation
   std::atomic<int32_t> culprit{-1};              // the rank whose failure caused it, if known
   alignas(64) CallDesc desc;

@@ -7,10 +7,19 @@
 
 namespace mp {
 
-const char* MemName(Mem m) { return m == Mem::kHeap ? "heap" : "malloc"; }
+const char* MemName(Mem m) {
+  switch (m) {
+    case Mem::kHeap:
+      return "heap";
+    case Mem::kMalloc:
+      return "malloc";
+    default:
+      return "registered";
+  }
+}
 
 Buffer::Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems,
-               unsigned char sentinel)
+               unsigned char sentinel, sclComm_t comm)
     : mem_(mem), dtype_(t), count_(count), offset_(offset_elems), es_(DtypeSize(t)),
       sentinel_(sentinel) {
   const size_t bytes = whole_elems() * es_;
@@ -20,6 +29,11 @@ Buffer::Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems,
     base_ = std::malloc(bytes);
     if (!base_) Fatal("malloc(%zu) failed", bytes);
   }
+  if (mem == Mem::kRegistered) {
+    if (!comm) Fatal("a registered buffer needs a communicator");
+    reg_comm_ = comm;
+    MP_OK(sclCommRegister(comm, base_, bytes, &reg_handle_));
+  }
   data_ = static_cast<char*>(base_) + offset_ * es_;
   FillSentinel();
 }
@@ -28,6 +42,8 @@ Buffer::~Buffer() { Release(); }
 
 void Buffer::Release() {
   if (!base_) return;
+  if (reg_handle_) MP_OK(sclCommDeregister(reg_comm_, reg_handle_));
+  reg_handle_ = nullptr;
   if (mem_ == Mem::kHeap) {
     MP_OK(sclMemFree(base_));
   } else {
@@ -49,6 +65,8 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
     sentinel_ = o.sentinel_;
     base_ = std::exchange(o.base_, nullptr);
     data_ = std::exchange(o.data_, nullptr);
+    reg_comm_ = std::exchange(o.reg_comm_, nullptr);
+    reg_handle_ = std::exchange(o.reg_handle_, nullptr);
   }
   return *this;
 }

@@ -1,4 +1,5 @@
-// Test buffers: library heap memory (sclMemAlloc: zero-copy) or foreign memory (malloc: staged),
+// Test buffers: library heap memory (sclMemAlloc: zero-copy), foreign memory (malloc: staged) or
+// foreign memory registered on a communicator (sclCommRegister: read by peers with CMA),
 // with an element offset from the allocation start (a pointer that is element-aligned but, with
 // offset 1, not 64-byte aligned), and guard elements on both sides.
 //
@@ -18,7 +19,7 @@
 
 namespace mp {
 
-enum class Mem { kHeap, kMalloc };
+enum class Mem { kHeap, kMalloc, kRegistered };
 const char* MemName(Mem m);
 
 class Buffer {
@@ -26,7 +27,9 @@ class Buffer {
   static constexpr size_t kTrailGuard = 5;
 
   Buffer() = default;
-  Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems, unsigned char sentinel);
+  // `comm` is the communicator a kRegistered buffer is registered on.
+  Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems, unsigned char sentinel,
+         sclComm_t comm = nullptr);
   ~Buffer();
   Buffer(Buffer&& o) noexcept;
   Buffer& operator=(Buffer&& o) noexcept;
@@ -69,6 +72,8 @@ class Buffer {
   unsigned char sentinel_ = 0;
   void* base_ = nullptr;
   void* data_ = nullptr;
+  sclComm_t reg_comm_ = nullptr;
+  void* reg_handle_ = nullptr;
 };
 
 }  // namespace mp

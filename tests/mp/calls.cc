@@ -67,7 +67,7 @@ size_t PreparedCall::VCount(int from, int to) const {
 
 void PreparedCall::Alloc(Slot& s, Mem mem, size_t count, size_t offset) {
   s.used = true;
-  s.buf = Buffer(mem, spec_.dtype, count, offset, ref::SentinelByte(spec_.seed));
+  s.buf = Buffer(mem, spec_.dtype, count, offset, ref::SentinelByte(spec_.seed), comm_.comm);
 }
 
 void PreparedCall::Setup() {

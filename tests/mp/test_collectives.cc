@@ -1,6 +1,6 @@
 // Case `collectives`: every collective x every dtype x every op (reducing collectives) x counts
-// {0, 1, 7, 4097} x buffer placements (heap, malloc, the two mixes; in place in heap and in
-// malloc where the collective has an in-place form) x roots {0, n-1}, each call checked element
+// {0, 1, 7, 4097} x buffer placements (heap, malloc, registered and mixes; in place in each
+// where the collective has an in-place form) x roots {0, n-1}, each call checked element
 // by element on every rank (data, untouched inputs and guards).
 //
 // Pass 1 runs that whole matrix on the world communicator. Pass 2 repeats the part that goes
@@ -34,6 +34,9 @@ const Placement kPlacements[] = {
     {"send-malloc/recv-heap+1", Mem::kMalloc, 0, Mem::kHeap, 1, false},
     {"heap+1", Mem::kHeap, 0, Mem::kHeap, 1, true},
     {"malloc", Mem::kMalloc, 0, Mem::kMalloc, 0, true},
+    {"registered+1", Mem::kRegistered, 1, Mem::kRegistered, 1, false},
+    {"send-registered/recv-heap", Mem::kRegistered, 0, Mem::kHeap, 0, false},
+    {"registered", Mem::kRegistered, 0, Mem::kRegistered, 0, true},
 };
 
 struct MatrixOptions {
@@ -91,7 +94,8 @@ uint64_t RunMatrix(const Comm& comm, const MatrixOptions& opt, uint64_t& call_in
           for (size_t pi = 0; pi < std::size(kPlacements); ++pi) {
             const Placement& pl = kPlacements[pi];
             if (pl.in_place && !HasInPlace(coll)) continue;
-            const bool staged = pl.recv_mem == Mem::kMalloc || (!pl.in_place && pl.send_mem == Mem::kMalloc);
+            auto foreign = [](Mem m) { return m != Mem::kHeap; };
+            const bool staged = foreign(pl.recv_mem) || (!pl.in_place && foreign(pl.send_mem));
             if (opt.staged_only && !staged) continue;
             placements.push_back(pi);
           }

@@ -6,7 +6,7 @@
 //     16Mi per rank chunk would mean 256 MiB buffers per rank at n = 4 on a shared machine);
 //   - bfloat16, int8 and float64 allreduce sum, L = 1Mi+3;
 // each with heap and malloc buffers (offset by one element), out of place and in place (not
-// alltoall, which has no in-place form).
+// alltoall, which has no in-place form), and with registered buffers (CMA) out of place.
 #include <cstdio>
 
 #include "calls.h"
@@ -21,6 +21,7 @@ const Placement kLargePlacements[] = {
     {"malloc+1", Mem::kMalloc, 1, Mem::kMalloc, 1, false},
     {"heap+1", Mem::kHeap, 0, Mem::kHeap, 1, true},
     {"malloc", Mem::kMalloc, 0, Mem::kMalloc, 0, true},
+    {"registered+1", Mem::kRegistered, 1, Mem::kRegistered, 1, false},
 };
 
 }  // namespace

@@ -1,0 +1,42 @@
+// Every rank's copy of one input block, for a reduction, a tile at a time. Inputs in mapped
+// memory (a peer's heap or staging area) are read in place; registered foreign inputs are
+// fetched with process_vm_readv into a private buffer per peer, so a reduction never needs more
+// than one tile of them at once.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "coll/call.h"
+#include "coll/context.h"
+
+namespace stratacl {
+
+class InputTiles {
+ public:
+  // Registered inputs are fetched this many bytes at a time (it fits L2 with the reduction).
+  static constexpr size_t kFetchBytes = 256 << 10;
+
+  // `mine` is our own copy of the block, read in place whatever we published.
+  InputTiles(const CollContext& c, const std::vector<CallDesc>& descs, size_t block,
+             const char* mine);
+  bool any_registered() const { return registered_; }
+  // Points srcs()[p] at bytes [offset, offset + bytes) of rank p's block.
+  Status load(size_t offset, size_t bytes);
+  const void* const* srcs() const { return srcs_.data(); }
+
+ private:
+  const CollContext& c_;
+  const std::vector<CallDesc>& descs_;
+  size_t block_;
+  const char* mine_;
+  bool registered_ = false;
+  std::vector<const void*> srcs_;
+};
+
+// Reduces block `block` of every rank's input (`count` elements of `call`'s type, in rank order,
+// so every rank gets the same bits) into `dst`.
+Status reduce_inputs(const CollContext& c, const std::vector<CallDesc>& descs, size_t block,
+                     const char* mine, size_t count, const Call& call, char* dst);
+
+}  // namespace stratacl
