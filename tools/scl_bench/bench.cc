@@ -21,7 +21,7 @@ size_t LargestSize(const std::vector<size_t>& sizes) {
 
 }  // namespace
 
-Buffer::Buffer(size_t bytes, MemKind kind) : kind_(kind) {
+Buffer::Buffer(size_t bytes, MemKind kind) : bytes_(bytes), kind_(kind) {
   if (kind == MemKind::kHeap) {
     Require(sclMemAlloc(&ptr_, bytes), "sclMemAlloc");
     return;
@@ -35,7 +35,16 @@ Buffer::Buffer(size_t bytes, MemKind kind) : kind_(kind) {
   }
 }
 
+double Buffer::Register(sclComm_t comm) {
+  const auto start = std::chrono::steady_clock::now();
+  Require(sclCommRegister(comm, ptr_, bytes_, &reg_handle_), "sclCommRegister");
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  reg_comm_ = comm;
+  return took.count();
+}
+
 Buffer::~Buffer() {
+  if (reg_handle_ != nullptr) sclCommDeregister(reg_comm_, reg_handle_);
   if (ptr_ == nullptr) return;
   if (kind_ == MemKind::kHeap) {
     sclMemFree(ptr_);  // nothing useful to do about a failure while tearing down
@@ -56,10 +65,30 @@ Bench::Bench(const Options& options, sclComm_t comm, int nranks, int rank, int v
       stats_((static_cast<size_t>(options.repeats) + 1) * sizeof(double), MemKind::kHeap) {
   std::memset(send_.data(), 0, LargestSize(sizes_));
   std::memset(recv_.data(), 0, LargestSize(sizes_));
+  if (EffectiveMode(options) == Mode::kCma) MeasureRegistration();
+}
+
+// Registers both buffers (new ranges), then times registering the send buffer's range again and
+// again (cache hits: a reference each) and dropping those references.
+void Bench::MeasureRegistration() {
+  constexpr int kCached = 1000;
+  registration_.buffers = 2;
+  registration_.bytes = LargestSize(sizes_);
+  registration_.first_us = (send_.Register(comm_) + recv_.Register(comm_)) / 2 * 1e6;
+  std::vector<void*> handles(kCached);
+  auto start = std::chrono::steady_clock::now();
+  for (void*& h : handles)
+    Require(sclCommRegister(comm_, send_.data(), registration_.bytes, &h), "sclCommRegister");
+  auto mid = std::chrono::steady_clock::now();
+  for (void* h : handles) Require(sclCommDeregister(comm_, h), "sclCommDeregister");
+  auto end = std::chrono::steady_clock::now();
+  registration_.cached_us = std::chrono::duration<double, std::micro>(mid - start).count() / kCached;
+  registration_.release_us = std::chrono::duration<double, std::micro>(end - mid).count() / kCached;
 }
 
 void Bench::Run(const Collective& collective, Report& report) {
-  report.BeginTable({collective.name, nranks_, MemKindName(options_.mem), options_.iters,
+  report.BeginTable({collective.name, nranks_, MemKindName(options_.mem),
+                     ModeName(EffectiveMode(options_)), options_.iters,
                      options_.warmup, options_.check, options_.repeats, version_});
   // Operations only matter to reductions; the others run once per type under a dummy op.
   const std::vector<sclRedOp_t> ops =

@@ -17,6 +17,9 @@ class Buffer {
  public:
   Buffer(size_t bytes, MemKind kind);  // throws LibraryError when allocation fails
   ~Buffer();
+  // Registers the buffer on `comm` (sclCommRegister) until destruction; returns the seconds
+  // the call took. Throws LibraryError.
+  double Register(sclComm_t comm);
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
@@ -24,7 +27,19 @@ class Buffer {
 
  private:
   void* ptr_ = nullptr;
+  size_t bytes_;
   MemKind kind_;
+  sclComm_t reg_comm_ = nullptr;
+  void* reg_handle_ = nullptr;
+};
+
+// What registering the buffers cost (mode cma), on this rank.
+struct RegistrationCost {
+  int buffers = 0;
+  size_t bytes = 0;        // of each buffer
+  double first_us = 0;     // a new registration, mean over the buffers
+  double cached_us = 0;    // registering an already registered range again (a cache hit)
+  double release_us = 0;   // dropping such an extra reference
 };
 
 class Bench {
@@ -37,7 +52,11 @@ class Bench {
   // `report`. Every rank calls it; throws LibraryError.
   void Run(const Collective& collective, Report& report);
 
+  // Zero unless the run registers its buffers (mode cma).
+  const RegistrationCost& registration_cost() const { return registration_; }
+
  private:
+  void MeasureRegistration();
   Measurement Measure(const Collective& collective, sclDataType_t type, sclRedOp_t op, size_t count,
                       bool in_place);
   void Launch(const Collective& collective, const LaunchArgs& args);
@@ -58,6 +77,7 @@ class Bench {
   Buffer send_;
   Buffer recv_;
   Buffer stats_;  // always library heap: the reductions of timings and wrong counts
+  RegistrationCost registration_;
 };
 
 }  // namespace stratacl::bench

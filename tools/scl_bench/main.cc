@@ -28,6 +28,7 @@ RunInfo DescribeRun(const Options& options, sclComm_t comm, int nranks, int rank
   info.version = version;
   info.nranks = nranks;
   info.mem = std::string(MemKindName(options.mem));
+  info.mode = std::string(ModeName(EffectiveMode(options)));
   info.iters = options.iters;
   info.warmup = options.warmup;
   info.repeats = options.repeats;
@@ -46,6 +47,8 @@ int RunAll(const Options& options, sclComm_t comm, int nranks, int rank, int ver
   Report report(/*print=*/rank == 0, DescribeRun(options, comm, nranks, rank, version));
   report.PrintRunHeader();
   Bench bench(options, comm, nranks, rank, version);
+  if (const RegistrationCost& reg = bench.registration_cost(); reg.buffers > 0)
+    report.NoteRegistration(reg.first_us, reg.cached_us, reg.release_us, reg.bytes);
   const std::vector<std::string> names = SelectedCollectives(options);
   for (const std::string& name : names) bench.Run(*FindCollective(name), report);
   if (names.size() > 1) report.PrintOverall();

@@ -25,7 +25,8 @@ constexpr Flag kFlags[] = {
     {'b', "minbytes"},  {'e', "maxbytes"},     {'i', "stepbytes"}, {'f', "stepfactor"},
     {'n', "iters"},     {'w', "warmup_iters"}, {'c', "check"},     {'d', "datatype"},
     {'o', "op"},        {'r', "root"},         {'R', "repeats"},   {'m', "mem", true},
-    {'C', "csv", true}, {'J', "json", true},   {'h', "help"},
+    {'C', "csv", true}, {'J', "json", true},   {'M', "mode", true},
+    {'h', "help"},
 };
 
 std::optional<char> LookUpLong(std::string_view name) {
@@ -37,7 +38,7 @@ std::optional<char> LookUpLong(std::string_view name) {
 
 bool IsShortFlag(char c) {
   for (const Flag& flag : kFlags) {
-    // --mem, --csv and --json have no short spelling; their letters are only internal keys.
+    // --mem, --mode, --csv and --json have no short spelling; their letters are internal keys.
     if (flag.short_name == c && !flag.long_only) return true;
   }
   return false;
@@ -188,6 +189,16 @@ std::string ApplyOption(char key, std::string_view flag, std::string_view value,
                "' (heap or malloc)";
       }
       return "";
+    case 'M': {
+      for (Mode mode : {Mode::kAuto, Mode::kZeroCopy, Mode::kStaged, Mode::kCma}) {
+        if (value == ModeName(mode)) {
+          options.mode = mode;
+          return "";
+        }
+      }
+      return "option " + std::string(flag) + ": unknown mode '" + std::string(value) +
+             "' (auto zerocopy staged cma)";
+    }
     case 'C':
     case 'J':
       if (value.empty()) return "option " + std::string(flag) + " needs a file name";
@@ -209,11 +220,29 @@ ParseResult Error(std::string message) {
 
 std::string_view MemKindName(MemKind kind) { return kind == MemKind::kHeap ? "heap" : "malloc"; }
 
+std::string_view ModeName(Mode mode) {
+  switch (mode) {
+    case Mode::kZeroCopy:
+      return "zerocopy";
+    case Mode::kStaged:
+      return "staged";
+    case Mode::kCma:
+      return "cma";
+    default:
+      return "auto";
+  }
+}
+
+Mode EffectiveMode(const Options& options) {
+  if (options.mode != Mode::kAuto) return options.mode;
+  return options.mem == MemKind::kHeap ? Mode::kZeroCopy : Mode::kStaged;
+}
+
 ParseResult ParseOptions(int argc, const char* const* argv) {
   ParseResult result;
   Options& options = result.options;
   bool got_min = false, got_max = false, got_factor = false, got_step = false;
-  bool got_collective = false;
+  bool got_collective = false, got_mem = false;
 
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -273,9 +302,21 @@ ParseResult ParseOptions(int argc, const char* const* argv) {
     got_max |= key == 'e';
     got_factor |= key == 'f';
     got_step |= key == 'i';
+    got_mem |= key == 'm';
   }
 
   if (!got_collective) return Error("missing collective (one of " + CollectiveNames() + ")");
+
+  // A mode fixes the memory kind; an explicit --mem must agree with it.
+  if (options.mode != Mode::kAuto) {
+    const MemKind needed = options.mode == Mode::kZeroCopy ? MemKind::kHeap : MemKind::kMalloc;
+    if (got_mem && options.mem != needed) {
+      return Error("option --mode " + std::string(ModeName(options.mode)) + " needs --mem " +
+                   std::string(MemKindName(needed)) + ", not --mem " +
+                   std::string(MemKindName(options.mem)));
+    }
+    options.mem = needed;
+  }
 
   // -i selects additive steps; "-f 1 -i N" (the nccl-tests spelling) is accepted too.
   if (got_step && got_factor && options.step_factor > 1) {
@@ -330,6 +371,12 @@ std::string UsageText() {
       "  -R, --repeats N        time each row N times; the table shows the median, and the\n"
       "                         p99 over the repeats when N > 1 (default 1)\n"
       "      --mem heap|malloc  buffers from sclMemAlloc or posix_memalign (default heap)\n"
+      "      --mode M           the memory regime (default auto: as --mem says):\n"
+      "                           zerocopy  heap buffers, which peers reach in place\n"
+      "                           staged    malloc buffers, copied through the staging area\n"
+      "                           cma       malloc buffers registered with sclCommRegister,\n"
+      "                                     read by peers with process_vm_readv; the header\n"
+      "                                     gives the cost of registering (first and cached)\n"
       "      --csv FILE         also write every row (median and p99 time, algbw, busbw) as CSV\n"
       "      --json FILE        the same rows as one JSON object, after a header giving the\n"
       "                         version, ranks, host, reduction ISA and memcpy bandwidth\n"

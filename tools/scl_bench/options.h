@@ -14,10 +14,18 @@ namespace stratacl::bench {
 // Where the send and recv buffers come from.
 enum class MemKind {
   kHeap,    // sclMemAlloc: reachable by peers without copies
-  kMalloc,  // posix_memalign: foreign memory, takes the library's staged path
+  kMalloc,  // posix_memalign: foreign memory, staged (or read with CMA once registered)
 };
 
 std::string_view MemKindName(MemKind kind);
+
+// The memory regime measured (the paper's comparison): which buffers, and how peers reach them.
+enum class Mode {
+  kAuto,      // buffers as --mem says, no registration; the library picks the path
+  kZeroCopy,  // heap buffers, read and written by peers in place
+  kStaged,    // malloc buffers, copied through the communicator's staging area
+  kCma,       // malloc buffers registered with sclCommRegister, read by peers with CMA
+};
 
 struct Options {
   std::string collective;  // a collective's name, a comma-separated list of names, or "all"
@@ -32,10 +40,15 @@ struct Options {
   std::vector<sclRedOp_t> ops = {sclSum};
   int root = 0;  // checked against the rank count once the communicator exists
   MemKind mem = MemKind::kHeap;
+  Mode mode = Mode::kAuto;
   int repeats = 1;        // -R: timed repeats per row, the median (and p99) is reported
   std::string csv_path;   // --csv: one row per measurement, written by rank 0; empty: none
   std::string json_path;  // --json: the same rows and the run header as one JSON object
 };
+
+std::string_view ModeName(Mode mode);
+// The regime a run really measures: auto resolves by the memory kind.
+Mode EffectiveMode(const Options& options);
 
 struct ParseResult {
   enum class Status { kRun, kHelp, kError };

@@ -91,6 +91,17 @@ std::string Number(double value, const char* format) {
   return text;
 }
 
+// " key=value key=value" (numbers) as JSON members: ", \"key\": value, ...".
+std::string JsonRegistration(const std::string& pairs) {
+  std::istringstream in(pairs);
+  std::string out, pair;
+  while (in >> pair) {
+    const size_t eq = pair.find('=');
+    out += ", \"" + pair.substr(0, eq) + "\": " + pair.substr(eq + 1);
+  }
+  return out;
+}
+
 std::string FormatGroup(const Measurement& m, size_t bytes, double bus_factor) {
   char text[96];
   if (!m.measured) {
@@ -114,10 +125,23 @@ void Report::PrintRunHeader() const {
   std::fflush(stdout);
 }
 
+void Report::NoteRegistration(double first_us, double cached_us, double release_us,
+                              size_t bytes) {
+  registration_ = " reg_bytes=" + std::to_string(bytes) + " reg_first_us=" +
+                  Number(first_us, "%.3f") + " reg_cached_us=" + Number(cached_us, "%.3f") +
+                  " reg_release_us=" + Number(release_us, "%.3f");
+  if (!print_) return;
+  std::printf(
+      "# sclCommRegister of %zu bytes: first %.3f us, cached %.3f us (a reference on the "
+      "existing range), deregister %.3f us\n",
+      bytes, first_us, cached_us, release_us);
+  std::fflush(stdout);
+}
+
 void Report::BeginTable(const TableInfo& info) {
   table_ = Totals{};
   collective_ = std::string(info.collective);
-  mem_ = std::string(info.mem);
+  mode_ = std::string(info.mode);
   if (!print_) return;
   if (printed_table_) std::printf("#\n");
   printed_table_ = true;
@@ -125,10 +149,11 @@ void Report::BeginTable(const TableInfo& info) {
                                                " (median; p99 in the last two columns)"
                                          : "";
   std::printf(
-      "# scl-bench %.*s  ranks %d  mem %.*s  iters %d  warmup %d  check %d%s  "
+      "# scl-bench %.*s  ranks %d  mem %.*s  mode %.*s  iters %d  warmup %d  check %d%s  "
       "StrataCL %d.%d.%d\n",
       static_cast<int>(info.collective.size()), info.collective.data(), info.nranks,
-      static_cast<int>(info.mem.size()), info.mem.data(), info.iters, info.warmup,
+      static_cast<int>(info.mem.size()), info.mem.data(), static_cast<int>(info.mode.size()),
+      info.mode.data(), info.iters, info.warmup,
       info.check ? 1 : 0, repeats.c_str(), info.version / 10000, info.version % 10000 / 100,
       info.version % 100);
   std::printf("#\n");
@@ -159,7 +184,7 @@ void Report::AddRow(const Row& row) {
   for (const Measurement* m : {&row.out_of_place, &row.in_place}) {
     Add(*m, AlgBandwidth(row.bytes, m->time_us) * row.bus_factor);
     if (print_ && m->measured) {
-      records_.push_back({collective_, mem_, row.bytes, row.count, row.type, row.op, row.root,
+      records_.push_back({collective_, mode_, row.bytes, row.count, row.type, row.op, row.root,
                           m == &row.in_place, row.bus_factor, *m});
     }
   }
@@ -201,15 +226,16 @@ std::string Report::WriteFiles(const std::string& csv_path, const std::string& j
     std::ostringstream out;
     out << "# scl-bench version=" << version << " ranks=" << info_.nranks << " host=" << info_.host
         << " isa=" << info_.isa << " memcpy_gbs=" << memcpy_gbs << " mem=" << info_.mem
-        << " iters=" << info_.iters << " warmup=" << info_.warmup << " repeats=" << info_.repeats
-        << " check=" << (info_.check ? 1 : 0) << "\n";
+        << " mode=" << info_.mode << " iters=" << info_.iters << " warmup=" << info_.warmup
+        << " repeats=" << info_.repeats << " check=" << (info_.check ? 1 : 0)
+        << registration_ << "\n";
     out << "collective,dtype,op,root,bytes,count,in_place,mode,time_us,p99_us,algbw_gbs,"
            "busbw_gbs,wrong\n";
     for (const Record& r : records_) {
       const double algbw = AlgBandwidth(r.bytes, r.m.time_us);
       out << CsvField(r.collective) << ',' << TypeName(r.type) << ','
           << (r.op ? OpName(*r.op) : "none") << ',' << r.root << ',' << r.bytes << ',' << r.count
-          << ',' << (r.in_place ? 1 : 0) << ',' << CsvField(r.mem) << ','
+          << ',' << (r.in_place ? 1 : 0) << ',' << CsvField(r.mode) << ','
           << Number(r.m.time_us, "%.3f") << ',' << Number(r.m.p99_us, "%.3f") << ','
           << Number(algbw, "%.6g") << ',' << Number(algbw * r.bus_factor, "%.6g") << ','
           << (r.m.wrong ? std::to_string(*r.m.wrong) : "") << "\n";
@@ -225,9 +251,11 @@ std::string Report::WriteFiles(const std::string& csv_path, const std::string& j
         << "\", \"version_code\": " << info_.version << ", \"ranks\": " << info_.nranks
         << ", \"host\": \"" << JsonEscaped(info_.host) << "\", \"isa\": \""
         << JsonEscaped(info_.isa) << "\", \"memcpy_gbs\": " << memcpy_gbs << ", \"mem\": \""
-        << JsonEscaped(info_.mem) << "\", \"iters\": " << info_.iters
+        << JsonEscaped(info_.mem) << "\", \"mode\": \"" << JsonEscaped(info_.mode)
+        << "\", \"iters\": " << info_.iters
         << ", \"warmup\": " << info_.warmup << ", \"repeats\": " << info_.repeats
-        << ", \"check\": " << (info_.check ? "true" : "false") << "},\n  \"rows\": [";
+        << ", \"check\": " << (info_.check ? "true" : "false") << JsonRegistration(registration_)
+        << "},\n  \"rows\": [";
     for (size_t i = 0; i < records_.size(); ++i) {
       const Record& r = records_[i];
       const double algbw = AlgBandwidth(r.bytes, r.m.time_us);
@@ -236,7 +264,7 @@ std::string Report::WriteFiles(const std::string& csv_path, const std::string& j
           << (r.op ? OpName(*r.op) : "none") << "\", \"root\": " << r.root
           << ", \"bytes\": " << r.bytes << ", \"count\": " << r.count
           << ", \"in_place\": " << (r.in_place ? "true" : "false") << ", \"mode\": \""
-          << JsonEscaped(r.mem) << "\", \"time_us\": " << Number(r.m.time_us, "%.3f")
+          << JsonEscaped(r.mode) << "\", \"time_us\": " << Number(r.m.time_us, "%.3f")
           << ", \"p99_us\": " << Number(r.m.p99_us, "%.3f")
           << ", \"algbw_gbs\": " << Number(algbw, "%.6g")
           << ", \"busbw_gbs\": " << Number(algbw * r.bus_factor, "%.6g")

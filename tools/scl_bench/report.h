@@ -39,6 +39,7 @@ struct TableInfo {
   std::string_view collective;
   int nranks;
   std::string_view mem;
+  std::string_view mode;  // the regime measured: zerocopy, staged or cma
   int iters;
   int warmup;
   bool check;
@@ -54,6 +55,8 @@ class Report {
 
   // The run's first line: version, ranks, host, reduction ISA, memcpy bandwidth.
   void PrintRunHeader() const;
+  // A line giving what registering the buffers cost (mode cma); also goes into the files.
+  void NoteRegistration(double first_us, double cached_us, double release_us, size_t bytes);
 
   void BeginTable(const TableInfo& info);
   void AddRow(const Row& row);
@@ -72,7 +75,7 @@ class Report {
   // One measured column group of one row, as the files hold it.
   struct Record {
     std::string collective;
-    std::string mem;
+    std::string mode;
     size_t bytes;
     size_t count;
     sclDataType_t type;
@@ -93,7 +96,8 @@ class Report {
   bool print_;
   RunInfo info_;
   std::string collective_;  // of the table being fed
-  std::string mem_;
+  std::string mode_;
+  std::string registration_;  // "key=value ..." of NoteRegistration, for the files
   std::vector<Record> records_;
   bool printed_table_ = false;
   Totals table_;

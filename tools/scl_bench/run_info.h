@@ -15,6 +15,7 @@ struct RunInfo {
   std::string isa;        // reduction kernels in use: avx512, avx2 or scalar
   double memcpy_gbs = 0;  // single-thread memcpy bandwidth of rank 0, bytes copied per ns
   std::string mem;        // heap or malloc
+  std::string mode;       // zerocopy, staged or cma
   int iters = 0;
   int warmup = 0;
   int repeats = 0;
