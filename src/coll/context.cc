@@ -1,5 +1,7 @@
 #include "coll/context.h"
 
+#include <cstring>
+
 #include "core/log.h"
 #include "exec/copy.h"
 #include "fabric/cma.h"
@@ -64,10 +66,11 @@ bool CollContext::cma_usable() const {
     if (v == kCmaUnknown) return false;  // still initialising: stage this call, ask again later
     if (v != kCmaOk) {
       cma = kCmaRefused;
+      const int err = int(v >> 8);
       log_warning(
-          "rank %d: rank %d cannot read its peers with process_vm_readv (its error says why); "
-          "registered buffers on this communicator take the staged path",
-          rank, p);
+          "rank %d: rank %d cannot read its peers with process_vm_readv: %s%s; registered "
+          "buffers on this communicator take the staged path",
+          rank, p, strerrorname_np(err) ? strerrorname_np(err) : "?", cma_hint(err));
       return false;
     }
   }

@@ -165,15 +165,17 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
 // Reads each peer's control-block identity through process_vm_readv at the address the peer
 // wrote into the block, and publishes the verdict for the peers (see CollContext::cma_usable).
 void Communicator::probe_cma() {
+  int err = 0;
   for (int p = 0; p < ctx_.nranks && cma_refusal_.ok(); ++p) {
     if (p == ctx_.rank) continue;
     const PeerView& v = ctx_.peers[size_t(p)];
     const uint64_t instance_offset =
         uint64_t(reinterpret_cast<char*>(&v.cb->instance) - reinterpret_cast<char*>(v.cb));
-    cma_refusal_ = cma_probe(p, v.pid, v.cb->self_va + instance_offset, v.cb_instance);
+    cma_refusal_ = cma_probe(p, v.pid, v.cb->self_va + instance_offset, v.cb_instance, &err);
   }
   if (!cma_refusal_.ok()) log_info("rank %d: %s", ctx_.rank, cma_refusal_.message().c_str());
-  ctx_.me()->cma.store(cma_refusal_.ok() ? kCmaOk : kCmaRefused, std::memory_order_release);
+  ctx_.me()->cma.store(cma_refusal_.ok() ? kCmaOk : kCmaRefused | uint32_t(err) << 8,
+                       std::memory_order_release);
 }
 
 Communicator::~Communicator() { release_shared_memory(); }

@@ -6,9 +6,7 @@
 #include <cstring>
 
 namespace stratacl {
-namespace {
-
-const char* hint(int err) {
+const char* cma_hint(int err) {
   switch (err) {
     case EPERM:
       return " (the kernel forbids it: kernel.yama.ptrace_scope or a seccomp policy)";
@@ -23,9 +21,7 @@ const char* hint(int err) {
   }
 }
 
-}  // namespace
-
-Status cma_read(int rank, pid_t pid, uint64_t remote, void* dst, size_t bytes) {
+Status cma_read(int rank, pid_t pid, uint64_t remote, void* dst, size_t bytes, int* err_out) {
   auto* out = static_cast<char*>(dst);
   while (bytes > 0) {
     iovec local{out, bytes};
@@ -33,18 +29,20 @@ Status cma_read(int rank, pid_t pid, uint64_t remote, void* dst, size_t bytes) {
     const ssize_t got = process_vm_readv(pid, &local, 1, &peer, 1, 0);
     if (got <= 0) {
       const int err = got < 0 ? errno : EFAULT;
+      if (err_out) *err_out = err;
       return Errorf(sclSystemError, "process_vm_readv of %zu bytes from rank %d (pid %d): %s%s",
-                    bytes, rank, int(pid), std::strerror(err), hint(err));
+                    bytes, rank, int(pid), std::strerror(err), cma_hint(err));
     }
     out += got, remote += uint64_t(got), bytes -= size_t(got);
   }
   return Status::Ok();
 }
 
-Status cma_probe(int rank, pid_t pid, uint64_t remote, uint64_t expect) {
+Status cma_probe(int rank, pid_t pid, uint64_t remote, uint64_t expect, int* err) {
   uint64_t word = 0;
-  SCL_TRY(cma_read(rank, pid, remote, &word, sizeof word));
+  SCL_TRY(cma_read(rank, pid, remote, &word, sizeof word, err));
   if (word != expect) {
+    *err = EINVAL;
     return Errorf(sclRemoteError,
                   "rank %d (pid %d): its control block is not at the address it announced",
                   rank, int(pid));

@@ -14,11 +14,17 @@
 namespace stratacl {
 
 // Copies `bytes` from address `remote` in process `pid` into `dst`, completing partial reads.
-// Errors (EPERM, ESRCH, EFAULT) come back as sclSystemError naming `rank`.
-Status cma_read(int rank, pid_t pid, uint64_t remote, void* dst, size_t bytes);
+// Errors (EPERM, ESRCH, EFAULT) come back as sclSystemError naming `rank`, and their errno in
+// `*err` when err is not null.
+Status cma_read(int rank, pid_t pid, uint64_t remote, void* dst, size_t bytes,
+                int* err = nullptr);
 
 // Reads the 8-byte word at `remote` in `pid` and checks it equals `expect`: proof that the
 // kernel lets this process read that peer and that the address is the one the peer announced.
-Status cma_probe(int rank, pid_t pid, uint64_t remote, uint64_t expect);
+// `*err` gets the errno of a refused read (EINVAL for a wrong word).
+Status cma_probe(int rank, pid_t pid, uint64_t remote, uint64_t expect, int* err);
+
+// Why process_vm_readv failed with `err`, in words, for messages.
+const char* cma_hint(int err);
 
 }  // namespace stratacl

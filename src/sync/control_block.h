@@ -73,7 +73,7 @@ struct ControlBlock {
   // peer with process_vm_readv. Registered buffers are published for such reads only once every
   // rank said yes.
   uint64_t self_va = 0;
-  std::atomic<uint32_t> cma{0};  // CmaVerdict
+  std::atomic<uint32_t> cma{0};  // CmaVerdict; a refusal carries its errno in bits 8 and up
   alignas(64) std::atomic<uint32_t> revoked{0};  // non-zero: see Revocation
   std::atomic<int32_t> culprit{-1};              // the rank whose failure caused it, if known
   alignas(64) CallDesc desc;

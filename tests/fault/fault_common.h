@@ -51,5 +51,6 @@ int run_peer_never_arrives();
 int run_abort();
 int run_destroy_during_call();
 int run_cycles(int cycles);
+int run_cma_refused();
 
 }  // namespace fault

@@ -19,9 +19,11 @@ int main(int argc, char** argv) {
   if (which == "cycles") return fault::run_cycles(argc > 2 ? std::atoi(argv[2]) : 1000);
   if (which == "never_arrives") return fault::run_peer_never_arrives();
   if (which == "abort") return fault::run_abort();
+  if (which == "cma_refused") return fault::run_cma_refused();
   std::fprintf(
       stderr,
       "usage: fault_tests bad_arguments|mismatch|kill VICTIM "
-      "[allreduce|alltoall|stream|init]|stop|never_arrives|abort|destroy_during_call|cycles N\n");
+      "[allreduce|alltoall|stream|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
+      "cma_refused\n");
   return 2;
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# scl_bench_modes.sh STRATARUN SCL_BENCH: scl-bench in each memory regime on 2 ranks (every
+# output element checked: exit status 0 means no wrong value), the mode recorded in the table,
+# CSV and JSON, the registration cost reported in cma mode, and contradicting options refused.
+set -uo pipefail
+sr=$1 bench=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+for mode in auto zerocopy staged cma; do
+  "$sr" -n 2 --timeout 300 "$bench" allreduce,allgather,alltoall,broadcast,reducescatter \
+    -b 1K -e 4M -f 8 -n 2 -w 1 -R 2 --mode "$mode" --csv "$dir/$mode.csv" --json "$dir/$mode.json" \
+    >"$dir/$mode.out" 2>&1 || { cat "$dir/$mode.out"; fail "mode $mode exited $?"; continue; }
+  want=$mode
+  [ "$mode" = auto ] && want=zerocopy  # auto with the default --mem heap
+  grep -q "mode $want " "$dir/$mode.out" || fail "mode $mode: table header lacks 'mode $want'"
+  rows=$(awk -F, -v m="$want" '$8 == m' "$dir/$mode.csv" | wc -l)
+  [ "$rows" -ge 20 ] || fail "mode $mode: $rows CSV rows with mode $want"
+  grep -q "\"mode\": \"$want\"" "$dir/$mode.json" || fail "mode $mode: JSON lacks mode $want"
+done
+grep -q "sclCommRegister of .* first .* cached" "$dir/cma.out" || fail "cma: no registration cost line"
+grep -q "reg_first_us=" "$dir/cma.csv" || fail "cma: CSV header lacks the registration cost"
+
+"$sr" -n 1 "$bench" allreduce --mode zerocopy --mem malloc >"$dir/bad.out" 2>&1
+[ $? = 2 ] && grep -q "needs --mem heap" "$dir/bad.out" || fail "--mode zerocopy --mem malloc accepted"
+"$sr" -n 1 "$bench" allreduce --mode fast >"$dir/bad.out" 2>&1
+[ $? = 2 ] && grep -q "unknown mode 'fast'" "$dir/bad.out" || fail "--mode fast accepted"
+
+[ "$failures" = 0 ] && echo "scl_bench_modes.sh: OK"
+exit $((failures > 0))
