@@ -1,5 +1,7 @@
-// AllGather: every rank copies each peer's input block straight into its own output.
+// AllGather: every rank copies each peer's input block straight into its own output; small
+// ones go eager.
 #include "coll/algorithms.h"
+#include "coll/eager.h"
 #include "coll/round.h"
 #include "exec/copy.h"
 
@@ -7,6 +9,12 @@ namespace stratacl {
 
 Status allgather(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
+  if (const size_t bytes = call.count * es; eager_fits(bytes)) {
+    return run_eager_step(c, call, EagerInput{call.send, 0, 1, bytes}, [&](const auto& from) {
+      for (int p = 0; p < c.nranks; ++p)
+        copy_bytes(call.recv + size_t(p) * bytes, from[size_t(p)], bytes);
+    });
+  }
   return for_each_round(c, call, 1, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     const char* my_in = call.send + r.begin * es;

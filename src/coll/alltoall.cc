@@ -1,5 +1,7 @@
-// AlltoAll: rank r copies block r of each peer's input straight into block p of its output.
+// AlltoAll: rank r copies block r of each peer's input straight into block p of its output;
+// small ones go eager.
 #include "coll/algorithms.h"
+#include "coll/eager.h"
 #include "coll/round.h"
 #include "exec/copy.h"
 
@@ -8,6 +10,15 @@ namespace stratacl {
 Status alltoall(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const size_t block_stride = call.count * es;
+  if (eager_fits(block_stride * size_t(c.nranks))) {
+    const EagerInput in{call.send, block_stride, c.nranks, block_stride};
+    return run_eager_step(c, call, in, [&](const auto& from) {
+      for (int p = 0; p < c.nranks; ++p) {
+        copy_bytes(call.recv + size_t(p) * block_stride,
+                   payload_at(from[size_t(p)], size_t(c.rank) * block_stride), block_stride);
+      }
+    });
+  }
   return for_each_round(c, call, c.nranks, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     CallDesc d = make_desc(c, call);

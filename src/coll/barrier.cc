@@ -1,14 +1,14 @@
-// Barrier: an empty step. Arrival and the done-count are the whole of it.
+// Barrier: an empty eager step. Arrival is the whole of it: one round.
 #include "coll/algorithms.h"
 #include "coll/round.h"
-#include "coll/step.h"
+#include "coll/eager.h"
 
 namespace stratacl {
 
 Status barrier(CollContext& c) {
   Call call;
   call.coll = Coll::kBarrier;
-  return run_step(c, make_desc(c, call), [](const std::vector<CallDesc>&) { return Status::Ok(); });
+  return run_eager_step(c, call, EagerInput{}, [](const auto&) {});
 }
 
 }  // namespace stratacl

@@ -1,5 +1,6 @@
-// Broadcast: every rank reads the root's buffer directly (single copy).
+// Broadcast: every rank reads the root's buffer directly (single copy); small ones go eager.
 #include "coll/algorithms.h"
+#include "coll/eager.h"
 #include "coll/round.h"
 #include "exec/copy.h"
 
@@ -8,6 +9,12 @@ namespace stratacl {
 Status broadcast(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const bool root = c.rank == call.root;
+  if (const size_t bytes = call.count * es; eager_fits(bytes)) {
+    const EagerInput in = root ? EagerInput{call.send, 0, 1, bytes} : EagerInput{};
+    return run_eager_step(c, call, in, [&](const auto& from) {
+      copy_bytes(call.recv, from[size_t(call.root)], bytes);
+    });
+  }
   return for_each_round(c, call, 1, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     CallDesc d = make_desc(c, call);

@@ -1,5 +1,7 @@
-// Gather: the root copies each rank's input straight into block p of its output.
+// Gather: the root copies each rank's input straight into block p of its output; small ones go
+// eager.
 #include "coll/algorithms.h"
+#include "coll/eager.h"
 #include "coll/round.h"
 #include "exec/copy.h"
 
@@ -8,6 +10,13 @@ namespace stratacl {
 Status gather(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const bool root = c.rank == call.root;
+  if (const size_t bytes = call.count * es; eager_fits(bytes)) {
+    return run_eager_step(c, call, EagerInput{call.send, 0, 1, bytes}, [&](const auto& from) {
+      if (!root) return;
+      for (int p = 0; p < c.nranks; ++p)
+        copy_bytes(call.recv + size_t(p) * bytes, from[size_t(p)], bytes);
+    });
+  }
   return for_each_round(c, call, 1, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     const char* my_in = call.send + r.begin * es;

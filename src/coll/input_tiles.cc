@@ -6,10 +6,19 @@
 #include "reduce/reduce.h"
 
 namespace stratacl {
+namespace {
+
+std::vector<const void*>& thread_srcs() {
+  thread_local std::vector<const void*> srcs;
+  return srcs;
+}
+
+}  // namespace
 
 InputTiles::InputTiles(const CollContext& c, const std::vector<CallDesc>& descs, size_t block,
                        const char* mine)
-    : c_(c), descs_(descs), block_(block), mine_(mine), srcs_(size_t(c.nranks)) {
+    : c_(c), descs_(descs), block_(block), mine_(mine), srcs_(thread_srcs()) {
+  srcs_.resize(size_t(c.nranks));
   for (int p = 0; p < c.nranks; ++p)
     if (p != c.rank && descs[size_t(p)].send_va != 0) registered_ = true;
 }

@@ -31,7 +31,7 @@ class InputTiles {
   size_t block_;
   const char* mine_;
   bool registered_ = false;
-  std::vector<const void*> srcs_;
+  std::vector<const void*>& srcs_;  // a per-thread vector, reused by every call
 };
 
 // Reduces block `block` of every rank's input (`count` elements of `call`'s type, in rank order,

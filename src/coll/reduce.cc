@@ -1,15 +1,24 @@
-// Reduce: the root reduces every rank's input, read in place, in rank order.
+// Reduce: the root reduces every rank's input, read in place, in rank order; small ones go eager.
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/eager.h"
 #include "coll/input_tiles.h"
 #include "coll/round.h"
+#include "reduce/reduce.h"
 
 namespace stratacl {
 
 Status reduce_to_root(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const bool root = c.rank == call.root;
+  if (const size_t bytes = call.count * es; eager_fits(bytes)) {
+    return run_eager_step(c, call, EagerInput{call.send, 0, 1, bytes}, [&](const auto& from) {
+      if (root)
+        reduce::reduce_n(call.recv, from.data(), c.nranks, call.count, call.dtype, call.op,
+                         c.nranks);
+    });
+  }
   return for_each_round(c, call, 1, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     const char* my_in = call.send + r.begin * es;

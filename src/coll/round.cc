@@ -18,20 +18,12 @@ CallDesc make_desc(const CollContext& c, const Call& call) {
   return d;
 }
 
-Status for_each_round(const CollContext& c, const Call& call, int staged_blocks,
-                      const std::function<Status(Range)>& fn) {
+size_t round_elems(const CollContext& c, const Call& call, int staged_blocks) {
   const size_t es = elem_size(call.dtype);
   size_t per_round = c.round_bytes / (size_t(staged_blocks) * es);
   const size_t unit = kPartitionAlignBytes / es;
   if (per_round > unit) per_round -= per_round % unit;
-  if (per_round == 0) per_round = 1;
-  size_t lo = 0;
-  do {
-    size_t hi = call.count - lo > per_round ? lo + per_round : call.count;
-    SCL_TRY(fn(Range{lo, hi}));
-    lo = hi;
-  } while (lo < call.count);
-  return Status::Ok();
+  return per_round == 0 ? 1 : per_round;
 }
 
 bool in_heap(const CollContext& c, const void* p, size_t bytes) {

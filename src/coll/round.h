@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <vector>
 
 #include "coll/call.h"
@@ -19,11 +18,24 @@ size_t elem_size(sclDataType_t t);
 // The descriptor of a call with its signature filled in.
 CallDesc make_desc(const CollContext& c, const Call& call);
 
+// Elements per round when `staged_blocks` blocks of a round must fit the staging area; every
+// rank computes the same value.
+size_t round_elems(const CollContext& c, const Call& call, int staged_blocks);
+
 // Runs fn(range) for each round. A call is cut so that `staged_blocks` blocks of one round fit
 // the staging area; every rank computes the same rounds. Count 0 still runs one (empty) round,
 // so that a rank passing 0 against others passing more gets a mismatch error, not a hang.
-Status for_each_round(const CollContext& c, const Call& call, int staged_blocks,
-                      const std::function<Status(Range)>& fn);
+template <typename Fn>
+Status for_each_round(const CollContext& c, const Call& call, int staged_blocks, Fn&& fn) {
+  const size_t per_round = round_elems(c, call, staged_blocks);
+  size_t lo = 0;
+  do {
+    const size_t hi = call.count - lo > per_round ? lo + per_round : call.count;
+    SCL_TRY(fn(Range{lo, hi}));
+    lo = hi;
+  } while (lo < call.count);
+  return Status::Ok();
+}
 
 // Publishes `nblocks` blocks of `block_bytes` (block b at src + b * src_stride) for peers to
 // read. Heap memory is published where it is (zero copy); registered foreign memory by its

@@ -1,5 +1,7 @@
-// Scatter: rank r copies block r of the root's input straight into its output.
+// Scatter: rank r copies block r of the root's input straight into its output; small ones go
+// eager.
 #include "coll/algorithms.h"
+#include "coll/eager.h"
 #include "coll/round.h"
 #include "exec/copy.h"
 
@@ -9,6 +11,14 @@ Status scatter(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const size_t block_stride = call.count * es;
   const bool root = c.rank == call.root;
+  if (eager_fits(block_stride * size_t(c.nranks))) {
+    const EagerInput in =
+        root ? EagerInput{call.send, block_stride, c.nranks, block_stride} : EagerInput{};
+    return run_eager_step(c, call, in, [&](const auto& from) {
+      copy_bytes(call.recv, payload_at(from[size_t(call.root)], size_t(c.rank) * block_stride),
+                 block_stride);
+    });
+  }
   return for_each_round(c, call, c.nranks, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     CallDesc d = make_desc(c, call);

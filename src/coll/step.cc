@@ -28,10 +28,10 @@ Status explain_timeout(const CollContext& c, const Status& s, Flag ControlBlock:
 }
 
 Status wait_all(CollContext& c, Flag ControlBlock::*line, const char* phase) {
-  const Deadline deadline = c.deadline();
+  // Each wait has the whole timeout: a slow peer does not eat into the next one's.
   for (int p = 0; p < c.nranks; ++p) {
     if (p == c.rank) continue;
-    Status s = c.waiter->wait(c.peers[size_t(p)].cb->*line, c.seq, p, deadline,
+    Status s = c.waiter->wait_ms(c.peers[size_t(p)].cb->*line, c.seq, p, c.timeout_ms,
                               [&] { return c.where() + " " + phase; });
     if (s.code() == sclTimeout) return explain_timeout(c, s, line);
     SCL_TRY(s);
@@ -44,21 +44,34 @@ Status wait_all(CollContext& c, Flag ControlBlock::*line, const char* phase) {
 void step_publish(CollContext& c, const CallDesc& mine) {
   ++c.seq;
   c.me()->desc = mine;
+  c.me()->desc.seq = c.seq;
   signal_flag(c.me()->arrive, c.seq);  // seq_cst store: orders the descriptor before it
 }
 
+Status step_wait_arrivals(CollContext& c) {
+  return wait_all(c, &ControlBlock::arrive, "waiting for arrival");
+}
+
+Status step_mismatch(const CollContext& c, const CallSig& mine, int peer, const CallSig* theirs) {
+  if (!theirs) {
+    return Errorf(sclInvalidUsage,
+                  "%s: mismatched call: rank %d called %s, rank %d a call of another size or kind",
+                  c.where().c_str(), c.rank, sig_text(mine).c_str(), peer);
+  }
+  return Errorf(sclInvalidUsage, "%s: mismatched call: rank %d called %s, rank %d called %s",
+                c.where().c_str(), c.rank, sig_text(mine).c_str(), peer, sig_text(*theirs).c_str());
+}
+
 Status step_gather(CollContext& c, std::vector<CallDesc>* descs, Status* usage) {
-  SCL_TRY(wait_all(c, &ControlBlock::arrive, "waiting for arrival"));
+  SCL_TRY(step_wait_arrivals(c));
   descs->resize(size_t(c.nranks));
   const CallSig& mine = c.me()->desc.sig;
   for (int p = 0; p < c.nranks; ++p) {
     (*descs)[size_t(p)] = c.peers[size_t(p)].cb->desc;
-    const CallSig& theirs = (*descs)[size_t(p)].sig;
-    if (usage->ok() && !(theirs == mine)) {
-      *usage =
-          Errorf(sclInvalidUsage, "%s: mismatched call: rank %d called %s, rank %d called %s",
-                 c.where().c_str(), c.rank, sig_text(mine).c_str(), p, sig_text(theirs).c_str());
-    }
+    const CallDesc& theirs = (*descs)[size_t(p)];
+    // A descriptor of an older step: the peer runs an eager step (coll/eager.h) now.
+    if (usage->ok() && (theirs.seq != c.seq || !(theirs.sig == mine)))
+      *usage = step_mismatch(c, mine, p, theirs.seq == c.seq ? &theirs.sig : nullptr);
   }
   return Status::Ok();
 }
@@ -76,7 +89,7 @@ bool step_tile_ready(const CollContext& c, int peer, uint32_t tile) {
 
 Status step_wait_tile(CollContext& c, int peer, uint32_t tile) {
   const uint32_t target = c.tiles_done[size_t(peer)] + tile + 1;
-  Status s = c.waiter->wait(c.peers[size_t(peer)].cb->progress, target, peer, c.deadline(), [&] {
+  Status s = c.waiter->wait_ms(c.peers[size_t(peer)].cb->progress, target, peer, c.timeout_ms, [&] {
     return c.where() + " waiting for tile " + std::to_string(tile) + " of rank " +
            std::to_string(peer);
   });

@@ -8,6 +8,7 @@
 //  5. Every wait has the deadline, abort and peer-death exits (see Waiter).
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "coll/context.h"
@@ -16,6 +17,13 @@ namespace stratacl {
 
 // Starts step c.seq+1 and publishes `mine` (invariant 1).
 void step_publish(CollContext& c, const CallDesc& mine);
+
+// Waits until every peer signalled arrival at this step (invariant 5's exits included).
+Status step_wait_arrivals(CollContext& c);
+
+// The sclInvalidUsage error of a signature mismatch with `peer` (theirs null: the peer runs a
+// different kind of step, so its signature is not at hand).
+Status step_mismatch(const CollContext& c, const CallSig& mine, int peer, const CallSig* theirs);
 
 // Waits until every peer published this step; copies their descriptors into `descs` (a private
 // snapshot: later reads cannot change under us) and compares signatures (invariant 2). A
@@ -44,10 +52,10 @@ inline bool is_fatal(const Status& s) {
 template <typename Body>
 Status run_step(CollContext& c, const CallDesc& mine, Body&& body) {
   step_publish(c, mine);
-  std::vector<CallDesc> descs;
+  std::vector<CallDesc>& descs = c.descs;  // reused: no allocation per call
   Status usage;
   SCL_TRY(step_gather(c, &descs, &usage));
-  Status local = usage.ok() ? body(descs) : usage;
+  Status local = usage.ok() ? body(std::as_const(descs)) : usage;
   if (is_fatal(local)) return local;  // invariant 4: the caller revokes; no done-count
   return step_finish(c, local);
 }

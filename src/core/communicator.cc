@@ -192,6 +192,8 @@ void Communicator::release_shared_memory() {
 }
 
 Status Communicator::check_usable() const {
+  // Fast path of every call: nothing revoked, nothing aborted (set before revoked_ is written).
+  if (!revoked_flag_.load(std::memory_order_acquire) && !aborted_.load()) return Status::Ok();
   std::lock_guard<std::mutex> lock(err_mu_);
   if (!revoked_.ok()) {
     return Status(revoked_.code(),
@@ -231,6 +233,7 @@ void Communicator::revoke(const Status& why) {
     std::lock_guard<std::mutex> lock(err_mu_);
     if (revoked_.ok()) {
       revoked_ = why;
+      revoked_flag_.store(true, std::memory_order_release);
       if (me->revoked.load(std::memory_order_relaxed) == kNotRevoked) {
         me->culprit.store(why.culprit(), std::memory_order_relaxed);
         me->revoked.store(aborted_.load() ? kAborted : kFailed, std::memory_order_seq_cst);

@@ -100,6 +100,7 @@ class Communicator : public sclComm {
   std::atomic<uint32_t> aborted_{0};
   mutable std::mutex err_mu_;
   Status revoked_;
+  std::atomic<bool> revoked_flag_{false};  // revoked_ is set (read without the mutex)
   std::string last_error_;
   std::atomic<sclResult_t> async_error_{sclSuccess};
 

@@ -32,6 +32,8 @@ const VarSpec kVars[] = {
      "spin before sleeping on a futex, ns (-1: adapt to ranks per core)"},
     {Var::kOneShotMaxBytes, "STRATACL_ONESHOT_MAX_BYTES", true, -1, 16 * kGiB,
      "largest allreduce run one-shot (-1: selection table)"},
+    {Var::kEagerMaxBytes, "STRATACL_EAGER_MAX_BYTES", true, 0, 4096,
+     "largest per-rank payload sent inside the arrival flag (one round, no zero-copy)"},
     {Var::kIsa, "STRATACL_ISA", false, 0, 0, "reduction kernels: auto, avx512, avx2 or scalar"},
     {Var::kDebug, "STRATACL_DEBUG", true, 0, 2, "log level: 0 errors, 1 info, 2 trace"},
 };
@@ -53,6 +55,8 @@ int64_t default_value(Var v) {
       return -1;
     case Var::kOneShotMaxBytes:
       return -1;
+    case Var::kEagerMaxBytes:
+      return 4096;
     case Var::kDebug:
       return 0;
     default:

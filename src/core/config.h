@@ -20,6 +20,7 @@ enum class Var : int {
   kHeapBytes,
   kSpinNs,
   kOneShotMaxBytes,
+  kEagerMaxBytes,
   kIsa,
   kDebug,
   kCount

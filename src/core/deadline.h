@@ -16,6 +16,7 @@ inline int64_t now_ns() {
 class Deadline {
  public:
   static Deadline after_ms(int64_t ms) { return Deadline(now_ns() + ms * 1000000); }
+  static Deadline at_ns(int64_t at) { return Deadline(at); }
   bool expired() const { return now_ns() >= at_ns_; }
   int64_t remaining_ns() const {
     int64_t r = at_ns_ - now_ns();

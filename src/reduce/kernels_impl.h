@@ -30,6 +30,9 @@ namespace {
 
 constexpr size_t kTileBytes = 4096;   // accumulator tile of the native types
 constexpr size_t kNarrowTile = 1024;  // floats per accumulator tile of the narrow types
+constexpr size_t kMidTileBytes = 512;    // tiles of a call's remainder (native types),
+constexpr size_t kSmallTileBytes = 64;   // then of what remains of that
+constexpr size_t kSmallNarrowTile = 32;  // the same for the narrow types, in elements
 
 template <class T>
 [[gnu::always_inline]] inline T load_unaligned(const unsigned char* p) {
@@ -140,23 +143,23 @@ void canonicalize_nan_tile(T* __restrict acc) {
 
 // ---- Native types (integers, float32, float64): accumulate in the type itself. ----
 
-template <class T, class Op>
-void reduce_native(unsigned char* dst, const void* const* srcs, int nsrc, size_t count,
-                   int avg_divisor) {
-  constexpr size_t N = kTileBytes / sizeof(T);
+// Elements [begin, end) in tiles of kBytes; a last partial tile is zero-padded to full length.
+template <class T, class Op, size_t kBytes>
+void reduce_native_tiles(unsigned char* dst, const void* const* srcs, int nsrc, size_t begin,
+                         size_t end, int avg_divisor) {
+  constexpr size_t N = kBytes / sizeof(T);
   alignas(64) T acc[N];
-  alignas(64) unsigned char pad[kTileBytes];
-  for (size_t base = 0; base < count; base += N) {
-    const size_t n = count - base < N ? count - base : N;
+  alignas(64) unsigned char pad[kBytes];
+  for (size_t base = begin; base < end; base += N) {
+    const size_t n = end - base < N ? end - base : N;
     const size_t off = base * sizeof(T), bytes = n * sizeof(T);
     __builtin_memcpy(acc, static_cast<const unsigned char*>(srcs[0]) + off, bytes);
-    if (n < N)
-      __builtin_memset(reinterpret_cast<unsigned char*>(acc) + bytes, 0, kTileBytes - bytes);
+    if (n < N) __builtin_memset(reinterpret_cast<unsigned char*>(acc) + bytes, 0, kBytes - bytes);
     for (int k = 1; k < nsrc; ++k) {
       const unsigned char* src = static_cast<const unsigned char*>(srcs[k]) + off;
       if (n < N) {  // last tile: pad it so the loop below can run its full constant length
         __builtin_memcpy(pad, src, bytes);
-        __builtin_memset(pad + bytes, 0, kTileBytes - bytes);
+        __builtin_memset(pad + bytes, 0, kBytes - bytes);
         src = pad;
       }
       combine_tile<T, Op, N>(acc, src);
@@ -165,6 +168,18 @@ void reduce_native(unsigned char* dst, const void* const* srcs, int nsrc, size_t
     if constexpr (std::is_floating_point_v<T>) canonicalize_nan_tile<T, N>(acc);
     __builtin_memcpy(dst + off, acc, bytes);
   }
+}
+
+// Full tiles of kTileBytes, then the remainder in mid and small tiles: a 2-element call must
+// not pad and combine a whole 4 KiB tile, nor a 2 KiB call run thirty-two tiny ones.
+template <class T, class Op>
+void reduce_native(unsigned char* dst, const void* const* srcs, int nsrc, size_t count,
+                   int avg_divisor) {
+  constexpr size_t N = kTileBytes / sizeof(T), M = kMidTileBytes / sizeof(T);
+  const size_t full = count / N * N, mid = full + (count - full) / M * M;
+  reduce_native_tiles<T, Op, kTileBytes>(dst, srcs, nsrc, 0, full, avg_divisor);
+  reduce_native_tiles<T, Op, kMidTileBytes>(dst, srcs, nsrc, full, mid, avg_divisor);
+  reduce_native_tiles<T, Op, kSmallTileBytes>(dst, srcs, nsrc, mid, count, avg_divisor);
 }
 
 // ---- Narrow float types: widen to float32, reduce, round once. ----
@@ -220,15 +235,16 @@ struct GenericConverters {
   using E5m2 = GenericCvt<E5m2Format>;
 };
 
-template <class Cvt, class Op>
-void reduce_narrow(unsigned char* dst, const void* const* srcs, int nsrc, size_t count,
-                   int avg_divisor) {
-  constexpr size_t N = kNarrowTile, kRawBytes = N * Cvt::kBytes;
+// Elements [begin, end) in tiles of N, widened to float32; a last partial tile is zero-padded.
+template <class Cvt, class Op, size_t N>
+void reduce_narrow_tiles(unsigned char* dst, const void* const* srcs, int nsrc, size_t begin,
+                         size_t end, int avg_divisor) {
+  constexpr size_t kRawBytes = N * Cvt::kBytes;
   alignas(64) float acc[N];
   alignas(64) float next[N];
   alignas(64) unsigned char raw[kRawBytes];
-  for (size_t base = 0; base < count; base += N) {
-    const size_t n = count - base < N ? count - base : N;
+  for (size_t base = begin; base < end; base += N) {
+    const size_t n = end - base < N ? end - base : N;
     const size_t off = base * Cvt::kBytes, bytes = n * Cvt::kBytes;
     auto source = [&](int k) {
       const unsigned char* src = static_cast<const unsigned char*>(srcs[k]) + off;
@@ -250,6 +266,14 @@ void reduce_narrow(unsigned char* dst, const void* const* srcs, int nsrc, size_t
       __builtin_memcpy(dst + off, raw, bytes);
     }
   }
+}
+
+template <class Cvt, class Op>
+void reduce_narrow(unsigned char* dst, const void* const* srcs, int nsrc, size_t count,
+                   int avg_divisor) {
+  const size_t full = count / kNarrowTile * kNarrowTile;
+  reduce_narrow_tiles<Cvt, Op, kNarrowTile>(dst, srcs, nsrc, 0, full, avg_divisor);
+  reduce_narrow_tiles<Cvt, Op, kSmallNarrowTile>(dst, srcs, nsrc, full, count, avg_divisor);
 }
 
 // ---- Dispatch on op and type. ----

@@ -46,6 +46,16 @@ struct alignas(64) CallDesc {
   // Non-zero: the input is a registered foreign buffer at this address in the publisher's
   // address space, read with process_vm_readv (fabric/cma.h); send_ref is then unused.
   uint64_t send_va = 0;
+  uint32_t seq = 0;  // the step this descriptor belongs to (set by step_publish)
+};
+
+// Payload-in-flag ("eager") steps for small calls: the owner copies its input into slot
+// seq % 2, tagged with the step number and signature, before signalling arrival (coll/eager.h).
+constexpr size_t kEagerBytes = 4096;
+struct alignas(64) EagerSlot {
+  std::atomic<uint32_t> seq{0};  // the step this slot's payload belongs to
+  CallSig sig;
+  alignas(64) char payload[kEagerBytes];
 };
 
 // Point-to-point channel from the owner to one peer: a ring of descriptors.
@@ -77,6 +87,7 @@ struct ControlBlock {
   alignas(64) std::atomic<uint32_t> revoked{0};  // non-zero: see Revocation
   std::atomic<int32_t> culprit{-1};              // the rank whose failure caused it, if known
   alignas(64) CallDesc desc;
+  EagerSlot eager[2];
   // Followed in memory by: P2PChannel send[nranks]; Flag recv_ack[nranks];
   // uint64_t vec[4*nranks+8].
 };

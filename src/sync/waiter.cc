@@ -84,9 +84,23 @@ Status Waiter::check_peers(int waiting_on) const {
 
 Status Waiter::wait(const Flag& flag, uint32_t target, int rank, const Deadline& deadline,
                     const std::function<std::string()>& what) const {
+  if (seq_reached(flag.value.load(std::memory_order_acquire), target)) return Status::Ok();
+  return wait_from(flag, target, rank, now_ns(), deadline, what);
+}
+
+Status Waiter::wait_ms(const Flag& flag, uint32_t target, int rank, int64_t timeout_ms,
+                       const std::function<std::string()>& what) const {
+  if (seq_reached(flag.value.load(std::memory_order_acquire), target)) return Status::Ok();
+  const int64_t start = now_ns();
+  return wait_from(flag, target, rank, start, Deadline::at_ns(start + timeout_ms * 1000000),
+                   what);
+}
+
+Status Waiter::wait_from(const Flag& flag, uint32_t target, int rank, int64_t start_ns,
+                         const Deadline& deadline,
+                         const std::function<std::string()>& what) const {
   auto reached = [&] { return seq_reached(flag.value.load(std::memory_order_acquire), target); };
-  if (reached()) return Status::Ok();
-  const int64_t spin_until = now_ns() + policy_.spin_ns;
+  const int64_t spin_until = start_ns + policy_.spin_ns;
   do {
     for (int i = 0; i < 64; ++i) {
       if (reached()) return Status::Ok();

@@ -38,12 +38,19 @@ class Waiter {
   // `what` names the wait, e.g. "allreduce #17: arrival".
   Status wait(const Flag& flag, uint32_t target, int rank, const Deadline& deadline,
               const std::function<std::string()>& what) const;
+  // The same with a timeout that starts now, read from the clock only if we must wait (the
+  // common case of a step: one clock read serves both the spin budget and the deadline).
+  Status wait_ms(const Flag& flag, uint32_t target, int rank, int64_t timeout_ms,
+                 const std::function<std::string()>& what) const;
 
   // Checks abort, revocation and liveness without waiting, on behalf of a wait for rank
   // `waiting_on` (-1: none in particular). A peer that destroyed the communicator (and perhaps
   // exited since) is an error only when it is the rank we wait for: point-to-point partners
   // finish at different times. An abort, a failure, or a death without departure is always one.
   Status check_peers(int waiting_on = -1) const;
+  // Spins from `start_ns` for the policy's budget, then sleeps until `deadline`.
+  Status wait_from(const Flag& flag, uint32_t target, int rank, int64_t start_ns,
+                   const Deadline& deadline, const std::function<std::string()>& what) const;
   // True once rank r has destroyed the communicator (its block may already be freed).
   bool departed(int r) const;
 

@@ -40,6 +40,13 @@ int run_mismatch() {
           : sclAllReduce(a, b, 64, sclFloat32, sclSum, comm, nullptr);
   if (n > 1) expect_error(r, sclInvalidUsage, comm, "allgather", "mismatched collective");
   check_recovers(comm, a, n);
+  // One rank small enough for an eager step, the others not: the two kinds of step meet.
+  r = sclAllReduce(a, b, odd ? 64 : 4000, sclFloat32, sclSum, comm, nullptr);
+  if (n > 1) expect_error(r, sclInvalidUsage, comm, "mismatched call", "eager against normal step");
+  check_recovers(comm, a, n);
+  r = odd ? sclBarrier(comm, nullptr) : sclAllReduce(a, b, 4000, sclFloat32, sclSum, comm, nullptr);
+  if (n > 1) expect_error(r, sclInvalidUsage, comm, "mismatched call", "barrier against allreduce");
+  check_recovers(comm, a, n);
   // alltoallv: the odd rank expects one element more from rank 0 than rank 0 sends.
   const size_t un = static_cast<size_t>(n);
   std::vector<size_t> sc(un, 4), sd(un, 0), rc(un, 4), rd(un, 0);

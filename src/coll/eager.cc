@@ -1,0 +1,47 @@
+#include "coll/eager.h"
+
+#include <immintrin.h>
+
+#include <cstddef>
+
+#include "coll/round.h"
+#include "core/config.h"
+#include "exec/copy.h"
+
+namespace stratacl {
+
+bool eager_fits(size_t bytes) {
+  static const size_t max_bytes = size_t(process_value(Var::kEagerMaxBytes));
+  return bytes <= max_bytes && max_bytes > 0;
+}
+
+Status eager_exchange(CollContext& c, const Call& call, const EagerInput& in,
+                      std::vector<const void*>* payloads, Status* usage) {
+  const CallSig sig = make_desc(c, call).sig;
+  ++c.seq;
+  EagerSlot& mine = c.me()->eager[c.seq & 1];
+  mine.sig = sig;
+  for (int b = 0; b < in.nblocks; ++b)
+    copy_bytes(mine.payload + size_t(b) * in.block_bytes, in.src + size_t(b) * in.stride,
+               in.block_bytes);
+  mine.seq.store(c.seq, std::memory_order_relaxed);
+  signal_flag(c.me()->arrive, c.seq);  // seq_cst: orders the slot before the arrival
+  SCL_TRY(step_wait_arrivals(c));
+
+  payloads->resize(size_t(c.nranks));
+  const size_t prefetch_bytes = size_t(in.nblocks) * in.block_bytes;
+  for (int p = 0; p < c.nranks; ++p) {
+    const EagerSlot& theirs = c.peers[size_t(p)].cb->eager[c.seq & 1];
+    const bool same_step = theirs.seq.load(std::memory_order_relaxed) == c.seq;
+    if (usage->ok() && (!same_step || !(theirs.sig == sig)))
+      *usage = step_mismatch(c, sig, p, same_step ? &theirs.sig : nullptr);
+    (*payloads)[size_t(p)] = theirs.payload;
+    // Ask for every line at once: each comes from the peer's cache, a slow snoop, and the
+    // reduction or copy would otherwise wait for them one tile at a time.
+    if (p != c.rank)
+      for (size_t off = 0; off < prefetch_bytes; off += 64) __builtin_prefetch(theirs.payload + off);
+  }
+  return Status::Ok();
+}
+
+}  // namespace stratacl
