@@ -9,6 +9,25 @@
 #include "exec/copy.h"
 
 namespace stratacl {
+namespace {
+
+// Polls the peers' slot headers, where the step number and the first payload bytes share a
+// line: one line to pull per peer instead of the arrival flag, then the header. Gives up after a
+// short spin (the caller then waits on the arrival flags, with every exit of a wait) and at once
+// when ranks outnumber cores.
+bool slots_ready(const CollContext& c) {
+  if (c.waiter->oversubscribed()) return false;
+  for (int p = 0; p < c.nranks; ++p) {
+    const EagerSlot& theirs = c.peers[size_t(p)].cb->eager[c.seq & 1];
+    for (int i = 0; theirs.seq.load(std::memory_order_acquire) != c.seq; ++i) {
+      if (i == 4096) return false;
+      __builtin_ia32_pause();
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 bool eager_fits(size_t bytes) {
   static const size_t max_bytes = size_t(process_value(Var::kEagerMaxBytes));
@@ -20,21 +39,22 @@ Status eager_exchange(CollContext& c, const Call& call, const EagerInput& in,
   const CallSig sig = make_desc(c, call).sig;
   ++c.seq;
   EagerSlot& mine = c.me()->eager[c.seq & 1];
-  mine.sig = sig;
+  mine.set_sig(sig);
   for (int b = 0; b < in.nblocks; ++b)
     copy_bytes(mine.payload + size_t(b) * in.block_bytes, in.src + size_t(b) * in.stride,
                in.block_bytes);
-  mine.seq.store(c.seq, std::memory_order_relaxed);
-  signal_flag(c.me()->arrive, c.seq);  // seq_cst: orders the slot before the arrival
-  SCL_TRY(step_wait_arrivals(c));
+  mine.seq.store(c.seq, std::memory_order_release);
+  signal_flag(c.me()->arrive, c.seq);  // wakes sleepers; peers in a normal step wait on it
+  if (!slots_ready(c)) SCL_TRY(step_wait_arrivals(c));
 
   payloads->resize(size_t(c.nranks));
   const size_t prefetch_bytes = size_t(in.nblocks) * in.block_bytes;
   for (int p = 0; p < c.nranks; ++p) {
     const EagerSlot& theirs = c.peers[size_t(p)].cb->eager[c.seq & 1];
-    const bool same_step = theirs.seq.load(std::memory_order_relaxed) == c.seq;
-    if (usage->ok() && (!same_step || !(theirs.sig == sig)))
-      *usage = step_mismatch(c, sig, p, same_step ? &theirs.sig : nullptr);
+    const bool same_step = theirs.seq.load(std::memory_order_acquire) == c.seq;
+    const CallSig their_sig = theirs.sig(sig.round_bytes);
+    if (usage->ok() && (!same_step || !(their_sig == sig)))
+      *usage = step_mismatch(c, sig, p, same_step ? &their_sig : nullptr);
     (*payloads)[size_t(p)] = theirs.payload;
     // Ask for every line at once: each comes from the peer's cache, a slow snoop, and the
     // reduction or copy would otherwise wait for them one tile at a time.

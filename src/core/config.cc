@@ -56,7 +56,7 @@ int64_t default_value(Var v) {
     case Var::kOneShotMaxBytes:
       return -1;
     case Var::kEagerMaxBytes:
-      return 4096;
+      return 512;  // measured crossover with the zero-copy path: docs/PERFORMANCE.md
     case Var::kDebug:
       return 0;
     default:

@@ -73,6 +73,7 @@ Status Heap::release(void* ptr) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   auto r = alloc_.release(offset_of(ptr));
+  if (r) frees_.fetch_add(1, std::memory_order_release);
   if (!r) {
     return Errorf(sclInvalidArgument,
                   "sclMemFree: ptr %p is not the start of a live allocation (double free?)", ptr);
@@ -86,10 +87,25 @@ Status Heap::release(void* ptr) {
 }
 
 uint64_t Heap::bytes_to_allocation_end(const void* ptr) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  // Every call validates its buffers, mostly the same few: remember the last blocks found, per
+  // thread, until a block of this heap is freed (allocations never move or shrink a block).
+  struct Cached {
+    const Heap* heap = nullptr;
+    uint64_t frees = 0, offset = 0, size = 0;
+  };
+  thread_local Cached cache[4];
+  thread_local unsigned next = 0;
   const uint64_t off = offset_of(ptr);
+  const uint64_t frees = frees_.load(std::memory_order_acquire);
+  for (const Cached& b : cache) {
+    if (b.heap == this && b.frees == frees && off - b.offset < b.size)
+      return b.offset + b.size - off;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
   auto blk = alloc_.find(off);
-  return blk ? blk->offset + blk->size - off : 0;
+  if (!blk) return 0;
+  cache[next++ % 4] = Cached{this, frees_.load(std::memory_order_relaxed), blk->offset, blk->size};
+  return blk->offset + blk->size - off;
 }
 
 Heap::Stats Heap::stats() const {

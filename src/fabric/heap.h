@@ -4,6 +4,7 @@
 // or per-call registration. The segment has no name: it dies with the last process holding it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -53,6 +54,8 @@ class Heap {
   uint64_t capacity_;
   uint64_t nonce_;
   mutable std::mutex mu_;
+  // Frees so far, written under mu_: a thread's cached block lookups stay valid while it holds.
+  std::atomic<uint64_t> frees_{0};
   RangeAllocator alloc_;
 };
 

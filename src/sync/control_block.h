@@ -52,11 +52,25 @@ struct alignas(64) CallDesc {
 // Payload-in-flag ("eager") steps for small calls: the owner copies its input into slot
 // seq % 2, tagged with the step number and signature, before signalling arrival (coll/eager.h).
 constexpr size_t kEagerBytes = 4096;
+// The header is packed so that the first 40 bytes of the payload share its cache line: a peer
+// that polls `seq` gets a small payload in the same transfer.
 struct alignas(64) EagerSlot {
-  std::atomic<uint32_t> seq{0};  // the step this slot's payload belongs to
-  CallSig sig;
-  alignas(64) char payload[kEagerBytes];
+  std::atomic<uint32_t> seq{0};  // the step this slot's payload belongs to (release-stored last)
+  int32_t root = 0;
+  uint64_t count = 0;
+  uint8_t coll = 0, dtype = 0, op = 0;  // the API's enums, all below 256
+  alignas(8) char payload[kEagerBytes];
+
+  void set_sig(const CallSig& s) {
+    root = s.root, count = s.count;
+    coll = uint8_t(s.coll), dtype = uint8_t(s.dtype), op = uint8_t(s.op);
+  }
+  // The signature; round_bytes, which only cuts normal steps into rounds, is the reader's.
+  CallSig sig(uint64_t round_bytes) const {
+    return CallSig{coll, dtype, op, root, count, round_bytes};
+  }
 };
+static_assert(offsetof(EagerSlot, payload) == 24);
 
 // Point-to-point channel from the owner to one peer: a ring of descriptors.
 constexpr int kP2PSlots = 8;

@@ -48,6 +48,8 @@ class Waiter {
   // exited since) is an error only when it is the rank we wait for: point-to-point partners
   // finish at different times. An abort, a failure, or a death without departure is always one.
   Status check_peers(int waiting_on = -1) const;
+  // True when ranks outnumber cores: then nobody may spin without yielding.
+  bool oversubscribed() const { return policy_.yield_while_spinning; }
   // Spins from `start_ns` for the policy's budget, then sleeps until `deadline`.
   Status wait_from(const Flag& flag, uint32_t target, int rank, int64_t start_ns,
                    const Deadline& deadline, const std::function<std::string()>& what) const;
