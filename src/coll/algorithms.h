@@ -7,9 +7,7 @@
 
 namespace stratacl {
 
-Status allreduce(CollContext& c, const Call& call);  // picks one-shot or two-shot
-Status allreduce_oneshot(CollContext& c, const Call& call);
-Status allreduce_twoshot(CollContext& c, const Call& call);
+Status allreduce(CollContext& c, const Call& call);  // eager, one-shot or two-shot
 Status broadcast(CollContext& c, const Call& call);
 Status reduce_to_root(CollContext& c, const Call& call);
 Status allgather(CollContext& c, const Call& call);

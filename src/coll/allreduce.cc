@@ -1,21 +1,62 @@
-// AllReduce: eager for small payloads, else one-shot or two-shot by the selection table.
+// AllReduce: eager for small payloads; otherwise, round by round, one-shot (every rank reduces
+// every input) or two-shot (allreduce_twoshot.cc), chosen inside the step from every rank's
+// descriptor, so the choice may depend on whether any rank runs in place (coll/selection.h).
+#include <vector>
+
 #include "coll/algorithms.h"
+#include "coll/allreduce_twoshot.h"
 #include "coll/eager.h"
+#include "coll/input_tiles.h"
 #include "coll/round.h"
 #include "coll/selection.h"
+#include "exec/copy.h"
 #include "reduce/reduce.h"
 
 namespace stratacl {
+namespace {
+
+bool all_out_of_place(const std::vector<CallDesc>& descs) {
+  for (const CallDesc& d : descs)
+    if (d.flags & kDescInPlace) return false;
+  return true;
+}
+
+}  // namespace
 
 Status allreduce(CollContext& c, const Call& call) {
-  const size_t bytes = call.count * elem_size(call.dtype);
-  if (eager_fits(bytes)) {
-    return run_eager_step(c, call, EagerInput{call.send, 0, 1, bytes}, [&](const auto& in) {
+  const size_t es = elem_size(call.dtype);
+  const size_t call_bytes = call.count * es;
+  if (eager_fits(call_bytes)) {
+    return run_eager_step(c, call, EagerInput{call.send, 0, 1, call_bytes}, [&](const auto& in) {
       reduce::reduce_n(call.recv, in.data(), c.nranks, call.count, call.dtype, call.op, c.nranks);
     });
   }
-  return bytes <= oneshot_max_bytes(c.nranks) ? allreduce_oneshot(c, call)
-                                              : allreduce_twoshot(c, call);
+  const bool in_place = call.send == call.recv;
+  return for_each_round(c, call, 2, [&](Range r) -> Status {
+    AllreduceRound a;
+    a.count = r.size(), a.bytes = a.count * es;
+    a.in = call.send + r.begin * es;
+    a.out = call.recv + r.begin * es;
+    a.out_in_heap = in_heap(c, a.out, a.bytes);
+    a.shard_home = a.out_in_heap ? a.out : c.staging + c.round_bytes / 2;
+    CallDesc d = make_desc(c, call);
+    publish_input(c, a.in, 0, 1, a.bytes, 0, &d);
+    d.out_ref = c.ref_of(a.shard_home);
+    d.flags = in_place ? kDescInPlace : 0;
+    // One-shot in place: peers still read our input while we would overwrite it, so we reduce
+    // into private scratch and copy out after the step's done-count.
+    thread_local std::vector<char> scratch;
+    bool copy_out = false;
+    SCL_TRY(run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
+      if (!use_oneshot(c.nranks, call_bytes, all_out_of_place(descs)))
+        return allreduce_twoshot(c, call, descs, a);
+      copy_out = in_place;
+      if (copy_out && scratch.size() < a.bytes) scratch.resize(a.bytes);
+      return reduce_inputs(c, descs, 0, a.in, a.count, call, copy_out ? scratch.data() : a.out);
+    }));
+    if (copy_out) copy_bytes(a.out, scratch.data(), a.bytes);
+    return Status::Ok();
+  });
 }
 
 }  // namespace stratacl

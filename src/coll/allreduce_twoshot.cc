@@ -7,9 +7,10 @@
 //
 // In place this is safe without a barrier: the region of shard p, tile t in our buffer is read
 // only by rank p (to reduce that tile), and we overwrite it only after rank p announced it.
+#include "coll/allreduce_twoshot.h"
+
 #include <vector>
 
-#include "coll/algorithms.h"
 #include "coll/input_tiles.h"
 #include "coll/round.h"
 #include "exec/copy.h"
@@ -38,67 +39,60 @@ Shard shard_of(size_t m, size_t es, int n, int r) {
 
 }  // namespace
 
-Status allreduce_twoshot(CollContext& c, const Call& call) {
+Status allreduce_twoshot(CollContext& c, const Call& call, const std::vector<CallDesc>& descs,
+                         const AllreduceRound& a) {
   const size_t es = elem_size(call.dtype);
-  return for_each_round(c, call, 2, [&](Range r) -> Status {
-    const size_t m = r.size(), bytes = m * es;
-    const char* my_in = call.send + r.begin * es;
-    char* my_out = call.recv + r.begin * es;
-    CallDesc d = make_desc(c, call);
-    publish_input(c, my_in, 0, 1, bytes, 0, &d);
-    const bool out_in_heap = in_heap(c, my_out, bytes);
-    char* shard_home = out_in_heap ? my_out : c.staging + c.round_bytes / 2;
-    d.out_ref = c.ref_of(shard_home);
+  const size_t m = a.count, bytes = a.bytes;
+  const char* my_in = a.in;
+  char* my_out = a.out;
+  char* shard_home = a.shard_home;
+  const bool out_in_heap = a.out_in_heap;
+  const size_t n = size_t(c.nranks);
+  std::vector<const char*> outputs(n);
+  std::vector<Shard> shards(n);
+  std::vector<uint32_t> tiles(n), copied(n, 0);
+  for (size_t p = 0; p < n; ++p) {
+    shards[p] = shard_of(m, es, c.nranks, int(p));
+    tiles[p] = shards[p].tiles;
+    if (p == size_t(c.rank)) continue;
+    Result<const char*> out = c.peer_ptr(int(p), descs[p].out_ref, bytes);
+    if (!out.ok()) return out.status();
+    outputs[p] = *out;
+  }
+  InputTiles inputs(c, descs, 0, my_in);
+  auto copy_tile = [&](size_t p, uint32_t t) {
+    Range tr = shards[p].tile(es, t);
+    copy_bytes(my_out + tr.begin * es, outputs[p] + tr.begin * es, tr.size() * es);
+  };
+  // Copies every peer tile that is already announced, without waiting.
+  auto copy_ready = [&] {
+    for (size_t k = 1; k < n; ++k) {
+      const size_t p = (size_t(c.rank) + k) % n;
+      while (copied[p] < tiles[p] && step_tile_ready(c, int(p), copied[p]))
+        copy_tile(p, copied[p]++);
+    }
+  };
 
-    return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
-      const size_t n = size_t(c.nranks);
-      std::vector<const char*> outputs(n);
-      std::vector<Shard> shards(n);
-      std::vector<uint32_t> tiles(n), copied(n, 0);
-      for (size_t p = 0; p < n; ++p) {
-        shards[p] = shard_of(m, es, c.nranks, int(p));
-        tiles[p] = shards[p].tiles;
-        if (p == size_t(c.rank)) continue;
-        Result<const char*> out = c.peer_ptr(int(p), descs[p].out_ref, bytes);
-        if (!out.ok()) return out.status();
-        outputs[p] = *out;
-      }
-      InputTiles inputs(c, descs, 0, my_in);
-      auto copy_tile = [&](size_t p, uint32_t t) {
-        Range tr = shards[p].tile(es, t);
-        copy_bytes(my_out + tr.begin * es, outputs[p] + tr.begin * es, tr.size() * es);
-      };
-      // Copies every peer tile that is already announced, without waiting.
-      auto copy_ready = [&] {
-        for (size_t k = 1; k < n; ++k) {
-          const size_t p = (size_t(c.rank) + k) % n;
-          while (copied[p] < tiles[p] && step_tile_ready(c, int(p), copied[p]))
-            copy_tile(p, copied[p]++);
-        }
-      };
-
-      const Shard& mine = shards[size_t(c.rank)];
-      for (uint32_t t = 0; t < mine.tiles; ++t) {
-        Range tr = mine.tile(es, t);
-        SCL_TRY(inputs.load(tr.begin * es, tr.size() * es));
-        reduce::reduce_n(shard_home + tr.begin * es, inputs.srcs(), c.nranks, tr.size(),
-                         call.dtype, call.op, c.nranks);
-        if (!out_in_heap)
-          copy_bytes(my_out + tr.begin * es, shard_home + tr.begin * es, tr.size() * es);
-        step_tile_done(c);
-        copy_ready();
-      }
-      for (size_t k = 1; k < n; ++k) {
-        const size_t p = (size_t(c.rank) + k) % n;
-        for (; copied[p] < tiles[p]; ++copied[p]) {
-          SCL_TRY(step_wait_tile(c, int(p), copied[p]));
-          copy_tile(p, copied[p]);
-        }
-      }
-      step_tiles_finished(c, tiles);
-      return Status::Ok();
-    });
-  });
+  const Shard& mine = shards[size_t(c.rank)];
+  for (uint32_t t = 0; t < mine.tiles; ++t) {
+    Range tr = mine.tile(es, t);
+    SCL_TRY(inputs.load(tr.begin * es, tr.size() * es));
+    reduce::reduce_n(shard_home + tr.begin * es, inputs.srcs(), c.nranks, tr.size(), call.dtype,
+                     call.op, c.nranks);
+    if (!out_in_heap)
+      copy_bytes(my_out + tr.begin * es, shard_home + tr.begin * es, tr.size() * es);
+    step_tile_done(c);
+    copy_ready();
+  }
+  for (size_t k = 1; k < n; ++k) {
+    const size_t p = (size_t(c.rank) + k) % n;
+    for (; copied[p] < tiles[p]; ++copied[p]) {
+      SCL_TRY(step_wait_tile(c, int(p), copied[p]));
+      copy_tile(p, copied[p]);
+    }
+  }
+  step_tiles_finished(c, tiles);
+  return Status::Ok();
 }
 
 }  // namespace stratacl

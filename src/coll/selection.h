@@ -6,7 +6,11 @@
 
 namespace stratacl {
 
-// Largest per-rank allreduce payload that runs one-shot on `nranks` local ranks.
-size_t oneshot_max_bytes(int nranks);
+// Whether an allreduce of `bytes` per rank on `nranks` local ranks runs one-shot (else
+// two-shot). `all_out_of_place`: no rank runs in place, which every rank learns from the step's
+// descriptors, so all ranks decide alike. In place, one-shot must reduce into scratch and copy
+// out after the done-count, and its peers read lines it has just written: it wins only for
+// small payloads.
+bool use_oneshot(int nranks, size_t bytes, bool all_out_of_place);
 
 }  // namespace stratacl

@@ -47,7 +47,9 @@ struct alignas(64) CallDesc {
   // address space, read with process_vm_readv (fabric/cma.h); send_ref is then unused.
   uint64_t send_va = 0;
   uint32_t seq = 0;  // the step this descriptor belongs to (set by step_publish)
+  uint32_t flags = 0;  // kDescInPlace: the rank's call is in place (allreduce negotiates on it)
 };
+constexpr uint32_t kDescInPlace = 1;
 
 // Payload-in-flag ("eager") steps for small calls: the owner copies its input into slot
 // seq % 2, tagged with the step number and signature, before signalling arrival (coll/eager.h).

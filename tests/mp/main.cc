@@ -1,7 +1,7 @@
 // mp_tests: multi-rank correctness tests. Run every rank under a launcher:
 //   stratarun -n N mp_tests <case> [args]
 // Cases: collectives [--thin], large, determinism, comms [--churn-only], streams,
-// loop [iterations], p2p.
+// loop [iterations], p2p, mixed.
 #include <cstdio>
 #include <cstring>
 
@@ -28,6 +28,7 @@ const Case kCases[] = {
     {"streams", mp::RunStreams, "hundreds of calls queued on streams, then checked"},
     {"loop", mp::RunLoop, "10000 small allreduces [iterations]"},
     {"p2p", mp::RunP2p, "grouped send/recv patterns"},
+    {"mixed", mp::RunMixed, "allreduce with some ranks in place and others not"},
 };
 
 void Usage() {

@@ -12,5 +12,6 @@ int RunComms(int argc, char** argv);
 int RunStreams(int argc, char** argv);
 int RunLoop(int argc, char** argv);
 int RunP2p(int argc, char** argv);
+int RunMixed(int argc, char** argv);
 
 }  // namespace mp
