@@ -15,6 +15,7 @@ Status allgather(CollContext& c, const Call& call) {
         copy_bytes(call.recv + size_t(p) * bytes, from[size_t(p)], bytes);
     });
   }
+  const bool stream = streaming_pays(call.count * es * size_t(c.nranks));
   return for_each_round(c, call, 1, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     const char* my_in = call.send + r.begin * es;
@@ -25,10 +26,10 @@ Status allgather(CollContext& c, const Call& call) {
         const int p = (c.rank + k) % c.nranks;
         char* out = call.recv + (size_t(p) * call.count + r.begin) * es;
         if (p == c.rank) {
-          copy_bytes(out, my_in, bytes);  // a no-op in place
+          copy_out(out, my_in, bytes, stream);  // a no-op in place
           continue;
         }
-        SCL_TRY(c.read_block(p, descs[size_t(p)], 0, 0, bytes, out));
+        SCL_TRY(c.read_block(p, descs[size_t(p)], 0, 0, bytes, out, stream));
       }
       return Status::Ok();
     });

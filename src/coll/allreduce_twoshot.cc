@@ -60,9 +60,12 @@ Status allreduce_twoshot(CollContext& c, const Call& call, const std::vector<Cal
     outputs[p] = *out;
   }
   InputTiles inputs(c, descs, 0, my_in);
+  // Nobody reads the peers' shards in our output during the call: past the caches, they are
+  // written with non-temporal stores. Not in place: there the lines are ours, already cached.
+  const bool stream = my_in != my_out && streaming_pays(call.count * es);
   auto copy_tile = [&](size_t p, uint32_t t) {
     Range tr = shards[p].tile(es, t);
-    copy_bytes(my_out + tr.begin * es, outputs[p] + tr.begin * es, tr.size() * es);
+    copy_out(my_out + tr.begin * es, outputs[p] + tr.begin * es, tr.size() * es, stream);
   };
   // Copies every peer tile that is already announced, without waiting.
   auto copy_ready = [&] {

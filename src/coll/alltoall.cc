@@ -19,6 +19,7 @@ Status alltoall(CollContext& c, const Call& call) {
       }
     });
   }
+  const bool stream = streaming_pays(block_stride * size_t(c.nranks));
   return for_each_round(c, call, c.nranks, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     CallDesc d = make_desc(c, call);
@@ -28,10 +29,10 @@ Status alltoall(CollContext& c, const Call& call) {
         const int p = (c.rank + k) % c.nranks;
         char* out = call.recv + size_t(p) * block_stride + r.begin * es;
         if (p == c.rank) {
-          copy_bytes(out, call.send + size_t(p) * block_stride + r.begin * es, bytes);
+          copy_out(out, call.send + size_t(p) * block_stride + r.begin * es, bytes, stream);
           continue;
         }
-        SCL_TRY(c.read_block(p, descs[size_t(p)], size_t(c.rank), 0, bytes, out));
+        SCL_TRY(c.read_block(p, descs[size_t(p)], size_t(c.rank), 0, bytes, out, stream));
       }
       return Status::Ok();
     });

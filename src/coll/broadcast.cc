@@ -15,6 +15,7 @@ Status broadcast(CollContext& c, const Call& call) {
       copy_bytes(call.recv, from[size_t(call.root)], bytes);
     });
   }
+  const bool stream = streaming_pays(call.count * es);
   return for_each_round(c, call, 1, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     CallDesc d = make_desc(c, call);
@@ -22,10 +23,10 @@ Status broadcast(CollContext& c, const Call& call) {
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       char* out = call.recv + r.begin * es;
       if (root) {
-        copy_bytes(out, call.send + r.begin * es, bytes);
+        copy_out(out, call.send + r.begin * es, bytes, stream);
         return Status::Ok();
       }
-      return c.read_block(call.root, descs[size_t(call.root)], 0, 0, bytes, out);
+      return c.read_block(call.root, descs[size_t(call.root)], 0, 0, bytes, out, stream);
     });
   });
 }

@@ -40,12 +40,12 @@ Result<const char*> CollContext::peer_block(int peer, const CallDesc& d, size_t 
 }
 
 Status CollContext::read_block(int peer, const CallDesc& d, size_t block, uint64_t offset,
-                               uint64_t bytes, char* dst) const {
+                               uint64_t bytes, char* dst, bool stream) const {
   if (bytes == 0) return Status::Ok();
   if (d.send_va == 0) {
     Result<const char*> src = peer_block(peer, d, block, offset + bytes);
     if (!src.ok()) return src.status();
-    copy_bytes(dst, *src + offset, bytes);
+    copy_out(dst, *src + offset, bytes, stream);
     return Status::Ok();
   }
   // The kernel checks the address against the peer's mappings; we check the arithmetic.

@@ -53,9 +53,10 @@ struct CollContext {
   // Mapped (heap or staged) inputs only: a registered input must be read with read_block.
   Result<const char*> peer_block(int peer, const CallDesc& d, size_t block, uint64_t bytes) const;
   // Copies bytes [offset, offset + bytes) of block `block` of a peer's published input into
-  // `dst`: a memcpy from the peer's mapped heap, or one process_vm_readv of its registered buffer.
+  // `dst`: a memcpy from the peer's mapped heap (with non-temporal stores if `stream`), or one
+  // process_vm_readv of its registered buffer.
   Status read_block(int peer, const CallDesc& d, size_t block, uint64_t offset, uint64_t bytes,
-                    char* dst) const;
+                    char* dst, bool stream = false) const;
   // True once every rank has verified it can read its peers with process_vm_readv, so
   // registered buffers may be published for such reads. Until every rank has decided, calls
   // stage; a refusal is logged once and registered buffers stage from then on.

@@ -34,6 +34,8 @@ const VarSpec kVars[] = {
      "largest allreduce run one-shot (-1: selection table)"},
     {Var::kEagerMaxBytes, "STRATACL_EAGER_MAX_BYTES", true, 0, 4096,
      "largest per-rank payload sent inside the arrival flag (one round, no zero-copy)"},
+    {Var::kNtMinBytes, "STRATACL_NT_MIN_BYTES", true, 0, 1024 * kGiB,
+     "smallest output per rank whose copies use non-temporal stores (0: never)"},
     {Var::kIsa, "STRATACL_ISA", false, 0, 0, "reduction kernels: auto, avx512, avx2 or scalar"},
     {Var::kDebug, "STRATACL_DEBUG", true, 0, 2, "log level: 0 errors, 1 info, 2 trace"},
 };
@@ -57,6 +59,8 @@ int64_t default_value(Var v) {
       return -1;
     case Var::kEagerMaxBytes:
       return 512;  // measured crossover with the zero-copy path: docs/PERFORMANCE.md
+    case Var::kNtMinBytes:
+      return 32 * kMiB;
     case Var::kDebug:
       return 0;
     default:

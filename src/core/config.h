@@ -21,6 +21,7 @@ enum class Var : int {
   kSpinNs,
   kOneShotMaxBytes,
   kEagerMaxBytes,
+  kNtMinBytes,
   kIsa,
   kDebug,
   kCount
