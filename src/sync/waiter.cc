@@ -101,8 +101,11 @@ Status Waiter::wait_from(const Flag& flag, uint32_t target, int rank, int64_t st
                          const std::function<std::string()>& what) const {
   auto reached = [&] { return seq_reached(flag.value.load(std::memory_order_acquire), target); };
   const int64_t spin_until = start_ns + policy_.spin_ns;
+  // Oversubscribed, the rank we wait for may need this very core: give it up at every check
+  // instead of burning a slice of pauses first.
+  const int checks_per_round = policy_.yield_while_spinning ? 1 : 64;
   do {
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0; i < checks_per_round; ++i) {
       if (reached()) return Status::Ok();
       cpu_relax();
     }
