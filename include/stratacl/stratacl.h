@@ -122,8 +122,9 @@ sclResult_t sclMemFree(void* ptr);
  * kernel-assisted single copy (process_vm_readv) instead of it being staged. Registering a range
  * again returns the same handle with one more reference; overlapping ranges may be registered
  * separately; each sclCommDeregister drops one reference. Fails with sclSystemError when the
- * kernel forbids such reads (Yama ptrace_scope, seccomp); if a peer is refused, calls stage its
- * registered buffers and log why. */
+ * kernel forbids such reads (Yama ptrace_scope, seccomp), or sclRemoteError when a peer's
+ * control block is not where it announced it; if a peer is refused, calls stage registered
+ * buffers and log why. */
 sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void** handle);
 sclResult_t sclCommDeregister(const sclComm_t comm, void* handle);
 

@@ -9,7 +9,7 @@ namespace stratacl {
 
 Status allgather(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
-  if (const size_t bytes = call.count * es; eager_fits(bytes)) {
+  if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
     return run_eager_step(c, call, EagerInput{call.send, 0, 1, bytes}, [&](const auto& from) {
       for (int p = 0; p < c.nranks; ++p)
         copy_bytes(call.recv + size_t(p) * bytes, from[size_t(p)], bytes);

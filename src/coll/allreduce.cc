@@ -26,7 +26,7 @@ bool all_out_of_place(const std::vector<CallDesc>& descs) {
 Status allreduce(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const size_t call_bytes = call.count * es;
-  if (eager_fits(call_bytes)) {
+  if (eager_fits(c, call_bytes)) {
     return run_eager_step(c, call, EagerInput{call.send, 0, 1, call_bytes}, [&](const auto& in) {
       reduce::reduce_n(call.recv, in.data(), c.nranks, call.count, call.dtype, call.op, c.nranks);
     });
@@ -48,7 +48,7 @@ Status allreduce(CollContext& c, const Call& call) {
     thread_local std::vector<char> scratch;
     bool copy_out = false;
     SCL_TRY(run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
-      if (!use_oneshot(c.nranks, call_bytes, all_out_of_place(descs)))
+      if (!use_oneshot(c.nranks, call_bytes, all_out_of_place(descs), c.oneshot_forced_max))
         return allreduce_twoshot(c, call, descs, a);
       copy_out = in_place;
       if (copy_out && scratch.size() < a.bytes) scratch.resize(a.bytes);

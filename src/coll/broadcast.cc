@@ -9,7 +9,7 @@ namespace stratacl {
 Status broadcast(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const bool root = c.rank == call.root;
-  if (const size_t bytes = call.count * es; eager_fits(bytes)) {
+  if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
     const EagerInput in = root ? EagerInput{call.send, 0, 1, bytes} : EagerInput{};
     return run_eager_step(c, call, in, [&](const auto& from) {
       copy_bytes(call.recv, from[size_t(call.root)], bytes);

@@ -41,6 +41,10 @@ struct CollContext {
   uint64_t round_bytes = 0;
   // sclCommRegister'd foreign buffers, which peers read with process_vm_readv instead of staging.
   const RegistrationCache* registrations = nullptr;
+  // Algorithm choices every rank must make alike (checked to agree at init).
+  size_t eager_max_bytes = 0;       // STRATACL_EAGER_MAX_BYTES
+  int64_t oneshot_forced_max = -1;  // STRATACL_ONESHOT_MAX_BYTES
+
   mutable CmaVerdict cma = kCmaUnknown;  // every rank's verdict, once known (see cma_usable)
 
   ControlBlock* me() const { return peers[size_t(rank)].cb; }

@@ -5,7 +5,6 @@
 #include <cstddef>
 
 #include "coll/round.h"
-#include "core/config.h"
 #include "exec/copy.h"
 
 namespace stratacl {
@@ -29,9 +28,8 @@ bool slots_ready(const CollContext& c) {
 
 }  // namespace
 
-bool eager_fits(size_t bytes) {
-  static const size_t max_bytes = size_t(process_value(Var::kEagerMaxBytes));
-  return bytes <= max_bytes && max_bytes > 0;
+bool eager_fits(const CollContext& c, size_t bytes) {
+  return bytes <= c.eager_max_bytes && c.eager_max_bytes > 0;
 }
 
 Status eager_exchange(CollContext& c, const Call& call, const EagerInput& in,
@@ -53,8 +51,11 @@ Status eager_exchange(CollContext& c, const Call& call, const EagerInput& in,
     const EagerSlot& theirs = c.peers[size_t(p)].cb->eager[c.seq & 1];
     const bool same_step = theirs.seq.load(std::memory_order_acquire) == c.seq;
     const CallSig their_sig = theirs.sig(sig.round_bytes);
-    if (usage->ok() && (!same_step || !(their_sig == sig)))
-      *usage = step_mismatch(c, sig, p, same_step ? &their_sig : nullptr);
+    if (usage->ok() && (!same_step || !(their_sig == sig))) {
+      // Not in an eager step of ours: the peer's descriptor says what it called instead.
+      const ControlBlock& cb = *c.peers[size_t(p)].cb;
+      *usage = step_mismatch(c, sig, p, same_step ? their_sig : latest_sig(cb, sig.round_bytes));
+    }
     (*payloads)[size_t(p)] = theirs.payload;
     // Ask for every line at once: each comes from the peer's cache, a slow snoop, and the
     // reduction or copy would otherwise wait for them one tile at a time.

@@ -17,8 +17,9 @@
 
 namespace stratacl {
 
-// True when a per-rank payload of `bytes` goes eager (the same answer on every rank).
-bool eager_fits(size_t bytes);
+// True when a per-rank payload of `bytes` goes eager (the same answer on every rank: the
+// threshold is checked to agree at init).
+bool eager_fits(const CollContext& c, size_t bytes);
 
 // What one rank contributes: `nblocks` blocks of `block_bytes`, block b at src + b * stride.
 struct EagerInput {

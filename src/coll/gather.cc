@@ -10,7 +10,7 @@ namespace stratacl {
 Status gather(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const bool root = c.rank == call.root;
-  if (const size_t bytes = call.count * es; eager_fits(bytes)) {
+  if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
     return run_eager_step(c, call, EagerInput{call.send, 0, 1, bytes}, [&](const auto& from) {
       if (!root) return;
       for (int p = 0; p < c.nranks; ++p)

@@ -12,7 +12,7 @@ namespace stratacl {
 Status reduce_to_root(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const bool root = c.rank == call.root;
-  if (const size_t bytes = call.count * es; eager_fits(bytes)) {
+  if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
     return run_eager_step(c, call, EagerInput{call.send, 0, 1, bytes}, [&](const auto& from) {
       if (root)
         reduce::reduce_n(call.recv, from.data(), c.nranks, call.count, call.dtype, call.op,

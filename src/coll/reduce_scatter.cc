@@ -13,7 +13,7 @@ namespace stratacl {
 Status reduce_scatter(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const size_t block_stride = call.count * es;
-  if (eager_fits(block_stride * size_t(c.nranks))) {
+  if (eager_fits(c, block_stride * size_t(c.nranks))) {
     const EagerInput in{call.send, block_stride, c.nranks, block_stride};
     return run_eager_step(c, call, in, [&](const auto& from) {
       thread_local std::vector<const void*> srcs;

@@ -11,7 +11,7 @@ Status scatter(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const size_t block_stride = call.count * es;
   const bool root = c.rank == call.root;
-  if (eager_fits(block_stride * size_t(c.nranks))) {
+  if (eager_fits(c, block_stride * size_t(c.nranks))) {
     const EagerInput in =
         root ? EagerInput{call.send, block_stride, c.nranks, block_stride} : EagerInput{};
     return run_eager_step(c, call, in, [&](const auto& from) {

@@ -1,7 +1,5 @@
 #include "coll/selection.h"
 
-#include "core/config.h"
-
 namespace stratacl {
 namespace {
 
@@ -24,9 +22,8 @@ constexpr Row kAllReduceTable[] = {
 
 }  // namespace
 
-bool use_oneshot(int nranks, size_t bytes, bool all_out_of_place) {
-  const int64_t forced = process_value(Var::kOneShotMaxBytes);
-  if (forced >= 0) return bytes <= size_t(forced);
+bool use_oneshot(int nranks, size_t bytes, bool all_out_of_place, int64_t forced_max) {
+  if (forced_max >= 0) return bytes <= size_t(forced_max);
   for (const Row& r : kAllReduceTable) {
     if (nranks <= r.max_ranks) return bytes <= (all_out_of_place ? r.out_of_place_max : r.in_place_max);
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace stratacl {
 
@@ -11,6 +12,7 @@ namespace stratacl {
 // descriptors, so all ranks decide alike. In place, one-shot must reduce into scratch and copy
 // out after the done-count, and its peers read lines it has just written: it wins only for
 // small payloads.
-bool use_oneshot(int nranks, size_t bytes, bool all_out_of_place);
+// `forced_max` is STRATACL_ONESHOT_MAX_BYTES (-1: use the table), checked to agree at init.
+bool use_oneshot(int nranks, size_t bytes, bool all_out_of_place, int64_t forced_max);
 
 }  // namespace stratacl

@@ -1,5 +1,6 @@
 #include "coll/step.h"
 
+#include <optional>
 #include <string>
 
 #include "coll/call.h"
@@ -21,17 +22,22 @@ Status explain_timeout(const CollContext& c, const Status& s, Flag ControlBlock:
     uint32_t at = (cb->*line).value.load(std::memory_order_acquire);
     if (!seq_reached(at, c.seq)) {
       late += (late.empty() ? "" : "; ") + std::string("rank ") + std::to_string(p) + " at step " +
-              std::to_string(cb->arrive.value.load()) + " (" + sig_text(cb->desc.sig) + ")";
+              std::to_string(cb->arrive.value.load()) + " (" +
+              sig_text(latest_sig(*cb, c.round_bytes)) + ")";
     }
   }
   return Status(s.code(), s.message() + ". Late: " + late).with_culprit(s.culprit());
 }
 
 Status wait_all(CollContext& c, Flag ControlBlock::*line, const char* phase) {
-  // Each wait has the whole timeout: a slow peer does not eat into the next one's.
+  // One deadline for the whole phase, read from the clock only once someone is late.
+  std::optional<Deadline> deadline;
   for (int p = 0; p < c.nranks; ++p) {
     if (p == c.rank) continue;
-    Status s = c.waiter->wait_ms(c.peers[size_t(p)].cb->*line, c.seq, p, c.timeout_ms,
+    const Flag& flag = c.peers[size_t(p)].cb->*line;
+    if (seq_reached(flag.value.load(std::memory_order_acquire), c.seq)) continue;
+    if (!deadline) deadline = c.deadline();
+    Status s = c.waiter->wait(flag, c.seq, p, *deadline,
                               [&] { return c.where() + " " + phase; });
     if (s.code() == sclTimeout) return explain_timeout(c, s, line);
     SCL_TRY(s);
@@ -52,14 +58,20 @@ Status step_wait_arrivals(CollContext& c) {
   return wait_all(c, &ControlBlock::arrive, "waiting for arrival");
 }
 
-Status step_mismatch(const CollContext& c, const CallSig& mine, int peer, const CallSig* theirs) {
-  if (!theirs) {
-    return Errorf(sclInvalidUsage,
-                  "%s: mismatched call: rank %d called %s, rank %d a call of another size or kind",
-                  c.where().c_str(), c.rank, sig_text(mine).c_str(), peer);
+CallSig latest_sig(const ControlBlock& cb, uint64_t round_bytes) {
+  const EagerSlot* newest = nullptr;
+  for (const EagerSlot& s : cb.eager) {
+    const uint32_t at = s.seq.load(std::memory_order_acquire);
+    if (seq_reached(at, cb.desc.seq) && at != cb.desc.seq &&
+        (!newest || seq_reached(at, newest->seq.load(std::memory_order_relaxed))))
+      newest = &s;
   }
+  return newest ? newest->sig(round_bytes) : cb.desc.sig;
+}
+
+Status step_mismatch(const CollContext& c, const CallSig& mine, int peer, const CallSig& theirs) {
   return Errorf(sclInvalidUsage, "%s: mismatched call: rank %d called %s, rank %d called %s",
-                c.where().c_str(), c.rank, sig_text(mine).c_str(), peer, sig_text(*theirs).c_str());
+                c.where().c_str(), c.rank, sig_text(mine).c_str(), peer, sig_text(theirs).c_str());
 }
 
 Status step_gather(CollContext& c, std::vector<CallDesc>* descs, Status* usage) {
@@ -70,8 +82,11 @@ Status step_gather(CollContext& c, std::vector<CallDesc>* descs, Status* usage) 
     (*descs)[size_t(p)] = c.peers[size_t(p)].cb->desc;
     const CallDesc& theirs = (*descs)[size_t(p)];
     // A descriptor of an older step: the peer runs an eager step (coll/eager.h) now.
-    if (usage->ok() && (theirs.seq != c.seq || !(theirs.sig == mine)))
-      *usage = step_mismatch(c, mine, p, theirs.seq == c.seq ? &theirs.sig : nullptr);
+    if (usage->ok() && (theirs.seq != c.seq || !(theirs.sig == mine))) {
+      const ControlBlock& cb = *c.peers[size_t(p)].cb;
+      *usage = step_mismatch(c, mine, p,
+                             theirs.seq == c.seq ? theirs.sig : latest_sig(cb, c.round_bytes));
+    }
   }
   return Status::Ok();
 }

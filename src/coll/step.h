@@ -2,7 +2,9 @@
 //  1. Publish before waiting: the descriptor is written, then the sequence number (release).
 //  2. Everyone checks everything: each rank compares every peer's signature with its own.
 //  3. No overwrite before acknowledgement: every step, including one that failed a check, ends
-//     with the done-count, so the next descriptor cannot race with a reader of this one.
+//     with the done-count, so the next descriptor cannot race with a reader of this one. (A
+//     successful eager step needs none: its double-buffered slots are acknowledged by the next
+//     step's arrival; see coll/eager.h.)
 //  4. Failure revokes: only a timeout, an abort or a dead peer skips the done-count, and the
 //     caller then revokes the communicator.
 //  5. Every wait has the deadline, abort and peer-death exits (see Waiter).
@@ -21,9 +23,11 @@ void step_publish(CollContext& c, const CallDesc& mine);
 // Waits until every peer signalled arrival at this step (invariant 5's exits included).
 Status step_wait_arrivals(CollContext& c);
 
-// The sclInvalidUsage error of a signature mismatch with `peer` (theirs null: the peer runs a
-// different kind of step, so its signature is not at hand).
-Status step_mismatch(const CollContext& c, const CallSig& mine, int peer, const CallSig* theirs);
+// The sclInvalidUsage error of a signature mismatch with `peer`, showing both calls.
+Status step_mismatch(const CollContext& c, const CallSig& mine, int peer, const CallSig& theirs);
+
+// The signature of the newest call a rank published, normal (descriptor) or eager (slot).
+CallSig latest_sig(const ControlBlock& cb, uint64_t round_bytes);
 
 // Waits until every peer published this step; copies their descriptors into `descs` (a private
 // snapshot: later reads cannot change under us) and compares signatures (invariant 2). A

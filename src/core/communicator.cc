@@ -106,6 +106,8 @@ Status Communicator::allocate_blocks(int nranks) {
     instance = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   cb_obj->instance.store(instance, std::memory_order_release);
   cb_obj->self_va = reinterpret_cast<uintptr_t>(cb_);
+  cb_obj->eager_max_bytes = uint32_t(process_value(Var::kEagerMaxBytes));
+  cb_obj->oneshot_forced_max = process_value(Var::kOneShotMaxBytes);
   // Virtual until a foreign buffer needs it: pages are touched only by staging copies.
   Result<void*> staging = (*heap)->allocate(size_t(cfg_.staging_bytes.value));
   if (!staging.ok()) return staging.status();
@@ -158,7 +160,34 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   p2p_ = P2PState(n);
   ctx_.tiles_done.assign(size_t(n), 0);
   ctx_.registrations = &registrations_;
+  SCL_TRY(agree_on_settings());
   probe_cma();
+  return Status::Ok();
+}
+
+// Settings that steer which algorithm a call runs must be the same on every rank, or ranks
+// would run different protocols in one step. Every rank compares every peer's with its own, so
+// all of them fail init, naming the variable and both values.
+Status Communicator::agree_on_settings() {
+  const ControlBlock* me = ctx_.me();
+  for (int p = 0; p < ctx_.nranks; ++p) {
+    const ControlBlock* cb = ctx_.peers[size_t(p)].cb;
+    if (cb->eager_max_bytes != me->eager_max_bytes) {
+      return Errorf(sclInvalidUsage,
+                    "STRATACL_EAGER_MAX_BYTES is %u on rank %d but %u on rank %d; every rank "
+                    "must use the same value",
+                    me->eager_max_bytes, ctx_.rank, cb->eager_max_bytes, p);
+    }
+    if (cb->oneshot_forced_max != me->oneshot_forced_max) {
+      return Errorf(sclInvalidUsage,
+                    "STRATACL_ONESHOT_MAX_BYTES is %lld on rank %d but %lld on rank %d (-1: "
+                    "unset); every rank must use the same value",
+                    (long long)me->oneshot_forced_max, ctx_.rank,
+                    (long long)cb->oneshot_forced_max, p);
+    }
+  }
+  ctx_.eager_max_bytes = me->eager_max_bytes;
+  ctx_.oneshot_forced_max = me->oneshot_forced_max;
   return Status::Ok();
 }
 

@@ -77,6 +77,7 @@ class Communicator : public sclComm {
   Status init_from_table(const std::vector<bootstrap::RankInfo>& table,
                          std::vector<PeerHeapRef> maps);
   void probe_cma();
+  Status agree_on_settings();
   Status allocate_blocks(int nranks);
   Status check_usable() const;
   Status finish_call(Status s);

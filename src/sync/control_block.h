@@ -100,6 +100,9 @@ struct ControlBlock {
   // rank said yes.
   uint64_t self_va = 0;
   std::atomic<uint32_t> cma{0};  // CmaVerdict; a refusal carries its errno in bits 8 and up
+  // The owner's settings that every rank must share (compared at init).
+  uint32_t eager_max_bytes = 0;
+  int64_t oneshot_forced_max = -1;
   alignas(64) std::atomic<uint32_t> revoked{0};  // non-zero: see Revocation
   std::atomic<int32_t> culprit{-1};              // the rank whose failure caused it, if known
   alignas(64) CallDesc desc;

@@ -52,5 +52,8 @@ int run_abort();
 int run_destroy_during_call();
 int run_cycles(int cycles);
 int run_cma_refused();
+// Ranks started with different STRATACL_EAGER_MAX_BYTES (set by the ctest entry): init must
+// fail on every rank, naming the variable.
+int run_settings_disagree();
 
 }  // namespace fault

@@ -20,10 +20,11 @@ int main(int argc, char** argv) {
   if (which == "never_arrives") return fault::run_peer_never_arrives();
   if (which == "abort") return fault::run_abort();
   if (which == "cma_refused") return fault::run_cma_refused();
+  if (which == "settings_disagree") return fault::run_settings_disagree();
   std::fprintf(
       stderr,
       "usage: fault_tests bad_arguments|mismatch|kill VICTIM "
       "[allreduce|alltoall|stream|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
-      "cma_refused\n");
+      "cma_refused|settings_disagree\n");
   return 2;
 }

@@ -1,11 +1,19 @@
 #include "buffers.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
 
 namespace mp {
+
+namespace {
+bool g_cma_refused = false;
+}  // namespace
+
+bool CmaRefused() { return g_cma_refused; }
+void SetCmaRefused() { g_cma_refused = true; }
 
 const char* MemName(Mem m) {
   switch (m) {
@@ -32,7 +40,18 @@ Buffer::Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems,
   if (mem == Mem::kRegistered) {
     if (!comm) Fatal("a registered buffer needs a communicator");
     reg_comm_ = comm;
-    MP_OK(sclCommRegister(comm, base_, bytes, &reg_handle_));
+    const sclResult_t r = sclCommRegister(comm, base_, bytes, &reg_handle_);
+    if (r != sclSuccess) {
+      // Where the kernel forbids cross-process reads (Yama ptrace_scope >= 1 between sibling
+      // ranks, a seccomp policy), registration must fail saying so, and the buffer is then
+      // foreign memory like any other: the calls still run, staged, and are checked.
+      const char* why = sclGetLastError(comm);
+      if (r != sclSystemError || !std::strstr(why, "process_vm_readv"))
+        FatalCall("sclCommRegister", r, __FILE__, __LINE__);
+      if (!CmaRefused()) std::printf("registered buffers run staged: %s\n", why);
+      SetCmaRefused();
+      reg_handle_ = nullptr;
+    }
   }
   data_ = static_cast<char*>(base_) + offset_ * es_;
   FillSentinel();

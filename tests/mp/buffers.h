@@ -22,6 +22,10 @@ namespace mp {
 enum class Mem { kHeap, kMalloc, kRegistered };
 const char* MemName(Mem m);
 
+// True once sclCommRegister was refused because the kernel forbids cross-process reads here.
+bool CmaRefused();
+void SetCmaRefused();
+
 class Buffer {
  public:
   static constexpr size_t kTrailGuard = 5;

@@ -19,7 +19,7 @@ int RunMixed(int argc, char**) {
   Tally& tally = GlobalTally();
   const sclDataType_t t = sclFloat32;
   const bool in_place = w.rank % 2 == 0;
-  // 200 B eager; 4 KB one-shot (in place or not, on 2 ranks); 12 KiB and 160 KiB, one-shot if
+  // On 2 ranks: 200 B eager; 4 KB one-shot (in place or not); 12 KiB and 160 KiB, one-shot if
   // every rank were out of place, two-shot here; 1.2 MiB; 16 MiB + 20 B, over several staging
   // rounds for malloc buffers.
   const size_t counts[] = {50, 1000, 3000, 40000, 300000, (size_t(1) << 22) + 5};

@@ -71,13 +71,16 @@ TEST(RegistrationCache, AdjacentRangesCoverTheirJoin) {
 }
 
 TEST(RegistrationCache, ForgottenHitIsNotReused) {
-  // The cache remembers the last range that covered a call; removing it must forget that.
-  std::vector<char> buf(4096);
+  // The cache remembers the last range that covered a call; removing it must forget that, even
+  // while other ranges keep the cache from being empty.
+  std::vector<char> buf(4096), other(64);
   RegistrationCache cache;
+  void* keep = cache.add(other.data(), other.size());
   void* h = cache.add(buf.data(), 4096);
   EXPECT_TRUE(cache.covers(buf.data() + 10, 10));
   EXPECT_TRUE(cache.remove(h));
   EXPECT_FALSE(cache.covers(buf.data() + 10, 10));
+  EXPECT_TRUE(cache.remove(keep));
 }
 
 TEST(RegistrationCache, UnknownHandlesAndOverflowAreRefused) {
