@@ -1,7 +1,5 @@
 #include "coll/eager.h"
 
-#include <immintrin.h>
-
 #include <cstddef>
 
 #include "coll/round.h"
