@@ -30,8 +30,8 @@ namespace {
 
 constexpr size_t kTileBytes = 4096;   // accumulator tile of the native types
 constexpr size_t kNarrowTile = 1024;  // floats per accumulator tile of the narrow types
-constexpr size_t kMidTileBytes = 512;    // tiles of a call's remainder (native types),
-constexpr size_t kSmallTileBytes = 64;   // then of what remains of that
+constexpr size_t kMidTileBytes = 512;    // tiles of a call's remainder (native types); the
+                                         // last few bytes take one padded tile of 64-512
 constexpr size_t kSmallNarrowTile = 32;  // the same for the narrow types, in elements
 
 template <class T>
@@ -170,8 +170,9 @@ void reduce_native_tiles(unsigned char* dst, const void* const* srcs, int nsrc, 
   }
 }
 
-// Full tiles of kTileBytes, then the remainder in mid and small tiles: a 2-element call must
-// not pad and combine a whole 4 KiB tile, nor a 2 KiB call run thirty-two tiny ones.
+// Full tiles of kTileBytes, then 512-byte tiles, then what is left in one padded tile of the
+// smallest size that holds it: a 2-element call must not pad and combine a whole 4 KiB tile,
+// nor a 2 KiB call run thirty-two tiny ones, nor a 256-byte call four.
 template <class T, class Op>
 void reduce_native(unsigned char* dst, const void* const* srcs, int nsrc, size_t count,
                    int avg_divisor) {
@@ -179,7 +180,12 @@ void reduce_native(unsigned char* dst, const void* const* srcs, int nsrc, size_t
   const size_t full = count / N * N, mid = full + (count - full) / M * M;
   reduce_native_tiles<T, Op, kTileBytes>(dst, srcs, nsrc, 0, full, avg_divisor);
   reduce_native_tiles<T, Op, kMidTileBytes>(dst, srcs, nsrc, full, mid, avg_divisor);
-  reduce_native_tiles<T, Op, kSmallTileBytes>(dst, srcs, nsrc, mid, count, avg_divisor);
+  const size_t rest = (count - mid) * sizeof(T);
+  if (rest == 0) return;
+  if (rest <= 64) return reduce_native_tiles<T, Op, 64>(dst, srcs, nsrc, mid, count, avg_divisor);
+  if (rest <= 128) return reduce_native_tiles<T, Op, 128>(dst, srcs, nsrc, mid, count, avg_divisor);
+  if (rest <= 256) return reduce_native_tiles<T, Op, 256>(dst, srcs, nsrc, mid, count, avg_divisor);
+  reduce_native_tiles<T, Op, kMidTileBytes>(dst, srcs, nsrc, mid, count, avg_divisor);
 }
 
 // ---- Narrow float types: widen to float32, reduce, round once. ----

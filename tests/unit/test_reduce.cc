@@ -556,9 +556,9 @@ class ReduceMatrix : public ::testing::TestWithParam<sclDataType_t> {};
 TEST_P(ReduceMatrix, EveryIsaMatchesReference) {
   const sclDataType_t dt = GetParam();
   std::mt19937_64 rng(1000 + unsigned(dt));
-  // Around the remainder tiles (64 and 512 bytes; 32 elements of the narrow types) and the
-  // full tiles (4 KiB).
-  const size_t counts[] = {0, 1, 7, 31, 33, 63, 64, 65, 127, 129, 1057, 1200, 2081, 4097};
+  // Around the remainder tiles (one padded tile of 64, 128, 256 or 512 bytes after 512-byte
+  // tiles; 32 elements of the narrow types) and the full tiles (4 KiB).
+  const size_t counts[] = {0, 1, 7, 17, 31, 33, 63, 64, 65, 127, 129, 1057, 1200, 2081, 4097};
   int variant = 0;
   for (sclRedOp_t op : kAllOps) {
     for (int nsrc : {1, 2, 3, 5, 8}) {
