@@ -65,24 +65,6 @@ class GlooBench {
         send_(cap_elems, 0.0f),
         recv_(cap_elems, 0.0f) {}
 
-  // Elements of this rank's input and output for collective c.
-  void Geometry(int c, size_t count, size_t* in, size_t* out) const {
-    const size_t chunk = count / static_cast<size_t>(nranks_);
-    switch (c) {
-      case PEER_ALLGATHER:
-        *in = chunk, *out = count;
-        break;
-      case PEER_REDUCE_SCATTER:
-        *in = count, *out = chunk;
-        break;
-      case PEER_BROADCAST:
-        *in = rank_ == 0 ? count : 0, *out = count;
-        break;
-      default:
-        *in = count, *out = count;
-        break;
-    }
-  }
 
   // Where this rank's output of collective c lies: ReduceScatterHalvingDoubling leaves the
   // rank's reduced chunk at the start of its (in-place) buffer.
@@ -151,7 +133,7 @@ class GlooBench {
   // The check run: verifiable input, NaN output, one call, wrong elements over all ranks.
   uint64_t CheckOnce(int c, size_t count) {
     size_t in = 0, out = 0;
-    Geometry(c, count, &in, &out);
+    peer_geometry(c, count, nranks_, rank_, &in, &out);
     if (c == PEER_REDUCE_SCATTER) {
       peer_fill(send_.data(), in, rank_);  // in place: the output is part of the input
     } else {

@@ -63,25 +63,6 @@ static void launch(int c, float* send, float* recv, size_t count, int nranks) {
   }
 }
 
-/* Elements of this rank's input and output for collective c. */
-static void geometry(int c, size_t count, int nranks, int rank, size_t* in, size_t* out) {
-  const size_t chunk = count / (size_t)nranks;
-  switch (c) {
-    case PEER_ALLGATHER:
-      *in = chunk, *out = count;
-      break;
-    case PEER_REDUCE_SCATTER:
-      *in = count, *out = chunk;
-      break;
-    case PEER_BROADCAST:
-      *in = rank == 0 ? count : 0, *out = count;
-      break;
-    default:
-      *in = count, *out = count;
-      break;
-  }
-}
-
 static const char* library_name(void) {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
@@ -133,7 +114,7 @@ int main(int argc, char** argv) {
       if (count == 0) continue;
       if (o.check) {
         size_t in = 0, out = 0;
-        geometry(c, count, nranks, rank, &in, &out);
+        peer_geometry(c, count, nranks, rank, &in, &out);
         peer_fill_nan(recv, out);
         if (c == PEER_BROADCAST) {
           if (rank == 0) peer_fill(recv, count, 0);

@@ -231,6 +231,25 @@ static uint64_t peer_count_wrong(int c, const float* out, size_t count, int nran
   return wrong;
 }
 
+/* Elements of this rank's input and output for collective c (count: the row's elements). */
+static void peer_geometry(int c, size_t count, int nranks, int rank, size_t* in, size_t* out) {
+  const size_t chunk = count / (size_t)nranks;
+  switch (c) {
+    case PEER_ALLGATHER:
+      *in = chunk, *out = count;
+      break;
+    case PEER_REDUCE_SCATTER:
+      *in = count, *out = chunk;
+      break;
+    case PEER_BROADCAST:
+      *in = rank == 0 ? count : 0, *out = count;
+      break;
+    default:
+      *in = count, *out = count;
+      break;
+  }
+}
+
 static void peer_print_row(const char* library, int c, int nranks, size_t bytes, double time_us,
                            int repeat) {
   const double algbw = time_us > 0 ? (double)bytes / time_us / 1e3 : 0.0;
