@@ -2,14 +2,14 @@
 #include <stdio.h>
 #include <stratacl/stratacl.h>
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    sclResult_t r_ = (call);                                                         \
-    if (r_ != sclSuccess) {                                                          \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, sclGetErrorString(r_), sclGetLastError(NULL)); \
-      return 1;                                                                      \
-    }                                                                                \
-  } while (0)
+/* Prints why a call failed; nonzero when it did. */
+static int failed(sclResult_t r, const char* call) {
+  if (r == sclSuccess) return 0;
+  fprintf(stderr, "%s failed: %s: %s\n", call, sclGetErrorString(r), sclGetLastError(NULL));
+  return 1;
+}
+#define CHECK(call) \
+  if (failed((call), #call)) return 1
 
 int main(void) {
   const size_t count = 1 << 20;

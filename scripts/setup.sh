@@ -8,7 +8,8 @@ packages=(
   g++ cmake ninja-build pkg-config   # build
   libgtest-dev                       # unit tests
   procps                             # pgrep in fault tests
-  clang libclang-rt-14-dev           # libFuzzer targets
+  clang libclang-rt-14-dev           # libFuzzer targets; the clang build of the user build check
+  clang-format                       # scripts/check-format.sh
 )
 
 if [ $# -gt 0 ]; then packages=("$@"); fi

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# The whole test suite, in four parts:
-#  1. the regular build: unit, multi-rank, fault, soak (60 s), example and install tests;
+# The whole test suite, in five parts:
+#  0. formatting (clang-format), and the user's build: Release with g++ and with clang, without
+#     -Werror, which must print no warning;
+#  1. the regular build (warnings are errors): unit, multi-rank, fault, soak (60 s), example and
+#     install tests;
 #  2. AddressSanitizer + UBSan over everything but the install test;
 #  3. ThreadSanitizer over the tests that exercise threads (streams, groups, abort, destroy);
 #  4. the bootstrap fuzzers (libFuzzer) for a bounded time.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
+
+echo "== formatting =="
+"$root/scripts/check-format.sh"
+echo "== user builds: Release, g++ and clang, no -Werror, no warnings =="
+"$root/scripts/build-matrix.sh" "$root/build-matrix" Release
 
 "$root/scripts/build.sh" "$root/build"
 echo "== ctest: release build =="

@@ -65,7 +65,6 @@ class GlooBench {
         send_(cap_elems, 0.0f),
         recv_(cap_elems, 0.0f) {}
 
-
   // Where this rank's output of collective c lies: ReduceScatterHalvingDoubling leaves the
   // rank's reduced chunk at the start of its (in-place) buffer.
   const float* Output(int c) const {

@@ -64,7 +64,14 @@ typedef enum {
   sclNumTypes = 12
 } sclDataType_t;
 
-typedef enum { sclSum = 0, sclProd = 1, sclMax = 2, sclMin = 3, sclAvg = 4, sclNumOps = 5 } sclRedOp_t;
+typedef enum {
+  sclSum = 0,
+  sclProd = 1,
+  sclMax = 2,
+  sclMin = 3,
+  sclAvg = 4,
+  sclNumOps = 5
+} sclRedOp_t;
 
 /* Versioned configuration. Always initialise with SCL_CONFIG_INITIALIZER, then set fields.
  * A field left at SCL_CONFIG_UNDEF_INT (or NULL) takes its value from the environment or the
@@ -73,21 +80,21 @@ typedef enum { sclSum = 0, sclProd = 1, sclMax = 2, sclMin = 3, sclAvg = 4, sclN
 #define SCL_CONFIG_MAGIC 0x5c1c0f19u
 #define SCL_CONFIG_VERSION 1u
 typedef struct {
-  size_t size;             /* sizeof(sclConfig_t) as compiled by the caller */
-  unsigned int magic;      /* SCL_CONFIG_MAGIC */
-  unsigned int version;    /* SCL_CONFIG_VERSION */
-  int timeoutMs;           /* deadline of every wait, in ms (STRATACL_TIMEOUT_MS) */
-  int threads;             /* worker threads per rank (STRATACL_THREADS) */
-  int copyEngines;         /* copy-engine threads per rank (STRATACL_COPY_ENGINES) */
-  int blocking;            /* 1: init blocks until done (only mode today) */
-  long long stagingBytes;  /* staging area for foreign buffers (STRATACL_STAGING_BYTES) */
-  const char* commName;    /* name shown in errors and scl-info */
+  size_t size;            /* sizeof(sclConfig_t) as compiled by the caller */
+  unsigned int magic;     /* SCL_CONFIG_MAGIC */
+  unsigned int version;   /* SCL_CONFIG_VERSION */
+  int timeoutMs;          /* deadline of every wait, in ms (STRATACL_TIMEOUT_MS) */
+  int threads;            /* worker threads per rank (STRATACL_THREADS) */
+  int copyEngines;        /* copy-engine threads per rank (STRATACL_COPY_ENGINES) */
+  int blocking;           /* 1: init blocks until done (only mode today) */
+  long long stagingBytes; /* staging area for foreign buffers (STRATACL_STAGING_BYTES) */
+  const char* commName;   /* name shown in errors and scl-info */
 } sclConfig_t;
 
-#define SCL_CONFIG_INITIALIZER                                                                \
-  {                                                                                          \
-    sizeof(sclConfig_t), SCL_CONFIG_MAGIC, SCL_CONFIG_VERSION, SCL_CONFIG_UNDEF_INT,         \
-        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, -1LL, NULL         \
+#define SCL_CONFIG_INITIALIZER                                                       \
+  {                                                                                  \
+    sizeof(sclConfig_t), SCL_CONFIG_MAGIC, SCL_CONFIG_VERSION, SCL_CONFIG_UNDEF_INT, \
+        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, -1LL, NULL \
   }
 
 /* Version, errors. */
@@ -135,11 +142,10 @@ sclResult_t sclStreamSynchronize(sclStream_t stream);
 sclResult_t sclStreamQuery(sclStream_t stream); /* sclInProgress while work is pending */
 
 /* Collectives. In-place rules follow NCCL. */
-sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                         sclDataType_t datatype, sclRedOp_t op, sclComm_t comm,
-                         sclStream_t stream);
-sclResult_t sclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                         sclDataType_t datatype, int root, sclComm_t comm, sclStream_t stream);
+sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
+                         sclRedOp_t op, sclComm_t comm, sclStream_t stream);
+sclResult_t sclBroadcast(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
+                         int root, sclComm_t comm, sclStream_t stream);
 sclResult_t sclReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                       sclRedOp_t op, int root, sclComm_t comm, sclStream_t stream);
 sclResult_t sclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
@@ -147,19 +153,19 @@ sclResult_t sclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
 sclResult_t sclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                              sclDataType_t datatype, sclRedOp_t op, sclComm_t comm,
                              sclStream_t stream);
-sclResult_t sclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
-                        sclDataType_t datatype, sclComm_t comm, sclStream_t stream);
+sclResult_t sclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
+                        sclComm_t comm, sclStream_t stream);
 sclResult_t sclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
                          void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
                          sclDataType_t datatype, sclComm_t comm, sclStream_t stream);
 sclResult_t sclGather(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                       int root, sclComm_t comm, sclStream_t stream);
-sclResult_t sclScatter(const void* sendbuff, void* recvbuff, size_t count,
-                       sclDataType_t datatype, int root, sclComm_t comm, sclStream_t stream);
+sclResult_t sclScatter(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
+                       int root, sclComm_t comm, sclStream_t stream);
 sclResult_t sclSend(const void* sendbuff, size_t count, sclDataType_t datatype, int peer,
                     sclComm_t comm, sclStream_t stream);
-sclResult_t sclRecv(void* recvbuff, size_t count, sclDataType_t datatype, int peer,
-                    sclComm_t comm, sclStream_t stream);
+sclResult_t sclRecv(void* recvbuff, size_t count, sclDataType_t datatype, int peer, sclComm_t comm,
+                    sclStream_t stream);
 sclResult_t sclBarrier(sclComm_t comm, sclStream_t stream);
 
 /* Groups: sends and receives between Start and End are issued together at End, so exchange

@@ -37,7 +37,8 @@ sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void*
     return report(c, Errorf(sclInvalidArgument, "buff: NULL with size %zu", size));
   *handle = nullptr;
   Result<void*> h = c->register_range(buff, size);
-  if (!h.ok()) return report(c, Status(h.status().code(), "sclCommRegister: " + h.status().message()));
+  if (!h.ok())
+    return report(c, Status(h.status().code(), "sclCommRegister: " + h.status().message()));
   *handle = *h;
   return sclSuccess;
 }

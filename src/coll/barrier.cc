@@ -1,7 +1,7 @@
 // Barrier: an empty eager step. Arrival is the whole of it: one round.
 #include "coll/algorithms.h"
-#include "coll/round.h"
 #include "coll/eager.h"
+#include "coll/round.h"
 
 namespace stratacl {
 

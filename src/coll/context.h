@@ -28,11 +28,11 @@ struct CollContext {
   std::vector<PeerView> peers;
   Waiter* waiter = nullptr;
   int64_t timeout_ms = 0;
-  uint32_t seq = 0;                  // sequence number of the last step begun
-  std::vector<uint32_t> tiles_done;  // per rank: tiles announced over the communicator's life
-  std::vector<CallDesc> descs;       // the peers' descriptors of the current step
+  uint32_t seq = 0;                   // sequence number of the last step begun
+  std::vector<uint32_t> tiles_done;   // per rank: tiles announced over the communicator's life
+  std::vector<CallDesc> descs;        // the peers' descriptors of the current step
   std::vector<const void*> payloads;  // the peers' payloads of the current eager step
-  uint64_t call_index = 0;           // user-visible call counter, for messages
+  uint64_t call_index = 0;            // user-visible call counter, for messages
   const char* call_name = "";
   // Staging for foreign buffers, in our own heap; round_bytes is the smallest staging area of
   // all ranks, so every rank cuts calls into the same rounds.

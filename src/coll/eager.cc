@@ -58,7 +58,8 @@ Status eager_exchange(CollContext& c, const Call& call, const EagerInput& in,
     // Ask for every line at once: each comes from the peer's cache, a slow snoop, and the
     // reduction or copy would otherwise wait for them one tile at a time.
     if (p != c.rank)
-      for (size_t off = 0; off < prefetch_bytes; off += 64) __builtin_prefetch(theirs.payload + off);
+      for (size_t off = 0; off < prefetch_bytes; off += 64)
+        __builtin_prefetch(theirs.payload + off);
   }
   return Status::Ok();
 }

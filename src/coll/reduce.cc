@@ -1,11 +1,12 @@
 // Reduce: the root reduces every rank's input, read in place, in rank order; small ones go eager.
+#include "reduce/reduce.h"
+
 #include <vector>
 
 #include "coll/algorithms.h"
 #include "coll/eager.h"
 #include "coll/input_tiles.h"
 #include "coll/round.h"
-#include "reduce/reduce.h"
 
 namespace stratacl {
 

@@ -20,8 +20,7 @@ Status reduce_scatter(CollContext& c, const Call& call) {
       srcs.resize(size_t(c.nranks));
       for (int p = 0; p < c.nranks; ++p)
         srcs[size_t(p)] = payload_at(from[size_t(p)], size_t(c.rank) * block_stride);
-      reduce::reduce_n(call.recv, srcs.data(), c.nranks, call.count, call.dtype, call.op,
-                       c.nranks);
+      reduce::reduce_n(call.recv, srcs.data(), c.nranks, call.count, call.dtype, call.op, c.nranks);
     });
   }
   return for_each_round(c, call, c.nranks, [&](Range r) -> Status {

@@ -37,8 +37,7 @@ Status wait_all(CollContext& c, Flag ControlBlock::*line, const char* phase) {
     const Flag& flag = c.peers[size_t(p)].cb->*line;
     if (seq_reached(flag.value.load(std::memory_order_acquire), c.seq)) continue;
     if (!deadline) deadline = c.deadline();
-    Status s = c.waiter->wait(flag, c.seq, p, *deadline,
-                              [&] { return c.where() + " " + phase; });
+    Status s = c.waiter->wait(flag, c.seq, p, *deadline, [&] { return c.where() + " " + phase; });
     if (s.code() == sclTimeout) return explain_timeout(c, s, line);
     SCL_TRY(s);
   }

@@ -182,8 +182,8 @@ Status Communicator::agree_on_settings() {
       return Errorf(sclInvalidUsage,
                     "STRATACL_ONESHOT_MAX_BYTES is %lld on rank %d but %lld on rank %d (-1: "
                     "unset); every rank must use the same value",
-                    (long long)me->oneshot_forced_max, ctx_.rank,
-                    (long long)cb->oneshot_forced_max, p);
+                    (long long)me->oneshot_forced_max, ctx_.rank, (long long)cb->oneshot_forced_max,
+                    p);
     }
   }
   ctx_.eager_max_bytes = me->eager_max_bytes;

@@ -44,8 +44,8 @@ Status cma_probe(int rank, pid_t pid, uint64_t remote, uint64_t expect, int* err
   if (word != expect) {
     *err = EINVAL;
     return Errorf(sclRemoteError,
-                  "rank %d (pid %d): its control block is not at the address it announced",
-                  rank, int(pid));
+                  "rank %d (pid %d): its control block is not at the address it announced", rank,
+                  int(pid));
   }
   return Status::Ok();
 }

@@ -16,8 +16,7 @@ namespace stratacl {
 // Copies `bytes` from address `remote` in process `pid` into `dst`, completing partial reads.
 // Errors (EPERM, ESRCH, EFAULT) come back as sclSystemError naming `rank`, and their errno in
 // `*err` when err is not null.
-Status cma_read(int rank, pid_t pid, uint64_t remote, void* dst, size_t bytes,
-                int* err = nullptr);
+Status cma_read(int rank, pid_t pid, uint64_t remote, void* dst, size_t bytes, int* err = nullptr);
 
 // Reads the 8-byte word at `remote` in `pid` and checks it equals `expect`: proof that the
 // kernel lets this process read that peer and that the address is the one the peer announced.

@@ -33,8 +33,7 @@ bool RegistrationCache::covers(const void* p, size_t bytes) const {
   if (bytes > UINTPTR_MAX - lo) return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (ranges_.empty()) return false;
-  if (last_hit_.first <= lo && lo + bytes <= last_hit_.second && last_hit_.second > 0)
-    return true;
+  if (last_hit_.first <= lo && lo + bytes <= last_hit_.second && last_hit_.second > 0) return true;
   return covers_locked(lo, lo + bytes);
 }
 

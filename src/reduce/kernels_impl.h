@@ -28,8 +28,8 @@
 namespace stratacl::reduce::detail {
 namespace {
 
-constexpr size_t kTileBytes = 4096;   // accumulator tile of the native types
-constexpr size_t kNarrowTile = 1024;  // floats per accumulator tile of the narrow types
+constexpr size_t kTileBytes = 4096;      // accumulator tile of the native types
+constexpr size_t kNarrowTile = 1024;     // floats per accumulator tile of the narrow types
 constexpr size_t kMidTileBytes = 512;    // tiles of a call's remainder (native types); the
                                          // last few bytes take one padded tile of 64-512
 constexpr size_t kSmallNarrowTile = 32;  // the same for the narrow types, in elements

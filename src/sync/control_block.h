@@ -46,7 +46,7 @@ struct alignas(64) CallDesc {
   // Non-zero: the input is a registered foreign buffer at this address in the publisher's
   // address space, read with process_vm_readv (fabric/cma.h); send_ref is then unused.
   uint64_t send_va = 0;
-  uint32_t seq = 0;  // the step this descriptor belongs to (set by step_publish)
+  uint32_t seq = 0;    // the step this descriptor belongs to (set by step_publish)
   uint32_t flags = 0;  // kDescInPlace: the rank's call is in place (allreduce negotiates on it)
 };
 constexpr uint32_t kDescInPlace = 1;

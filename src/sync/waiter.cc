@@ -92,13 +92,11 @@ Status Waiter::wait_ms(const Flag& flag, uint32_t target, int rank, int64_t time
                        const std::function<std::string()>& what) const {
   if (seq_reached(flag.value.load(std::memory_order_acquire), target)) return Status::Ok();
   const int64_t start = now_ns();
-  return wait_from(flag, target, rank, start, Deadline::at_ns(start + timeout_ms * 1000000),
-                   what);
+  return wait_from(flag, target, rank, start, Deadline::at_ns(start + timeout_ms * 1000000), what);
 }
 
 Status Waiter::wait_from(const Flag& flag, uint32_t target, int rank, int64_t start_ns,
-                         const Deadline& deadline,
-                         const std::function<std::string()>& what) const {
+                         const Deadline& deadline, const std::function<std::string()>& what) const {
   auto reached = [&] { return seq_reached(flag.value.load(std::memory_order_acquire), target); };
   const int64_t spin_until = start_ns + policy_.spin_ns;
   // Oversubscribed, the rank we wait for may need this very core: give it up at every check

@@ -58,7 +58,8 @@ int run_cma_refused() {
   void* handle = nullptr;
   const sclResult_t r = sclCommRegister(comm, send.data(), kCount * sizeof(float), &handle);
   if (g_rank == kRefusedRank) {
-    expect_error(r, sclSystemError, comm, "process_vm_readv", "sclCommRegister on the refused rank");
+    expect_error(r, sclSystemError, comm, "process_vm_readv",
+                 "sclCommRegister on the refused rank");
     expect(handle == nullptr, "a failed registration leaves no handle");
   } else if (r == sclSuccess) {
     std::printf("rank %d: registered\n", g_rank);

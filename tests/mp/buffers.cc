@@ -26,9 +26,13 @@ const char* MemName(Mem m) {
   }
 }
 
-Buffer::Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems,
-               unsigned char sentinel, sclComm_t comm)
-    : mem_(mem), dtype_(t), count_(count), offset_(offset_elems), es_(DtypeSize(t)),
+Buffer::Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems, unsigned char sentinel,
+               sclComm_t comm)
+    : mem_(mem),
+      dtype_(t),
+      count_(count),
+      offset_(offset_elems),
+      es_(DtypeSize(t)),
       sentinel_(sentinel) {
   const size_t bytes = whole_elems() * es_;
   if (mem == Mem::kHeap) {
@@ -102,13 +106,14 @@ uint64_t Buffer::Check(Tally& tally, const CallInfo& info, const char* name,
   const std::string guard = std::string(name) + "-guard";
   uint64_t wrong = 0;
   // Data first (the interesting part), then the guards on both sides.
-  wrong += tally.CountWrong(info, name, got + offset_ * es_, image.data() + offset_ * es_, count_, 0);
+  wrong +=
+      tally.CountWrong(info, name, got + offset_ * es_, image.data() + offset_ * es_, count_, 0);
   if (offset_ > 0) {
     wrong += tally.CountWrong(info, guard.c_str(), got, image.data(), offset_, -(long long)offset_);
   }
-  wrong += tally.CountWrong(info, guard.c_str(), got + (offset_ + count_) * es_,
-                         image.data() + (offset_ + count_) * es_, kTrailGuard,
-                         (long long)count_);
+  wrong +=
+      tally.CountWrong(info, guard.c_str(), got + (offset_ + count_) * es_,
+                       image.data() + (offset_ + count_) * es_, kTrailGuard, (long long)count_);
   tally.Record(wrong);
   return wrong;
 }

@@ -8,17 +8,28 @@ namespace mp {
 
 const char* CollName(Coll c) {
   switch (c) {
-    case Coll::kAllReduce: return "allreduce";
-    case Coll::kBroadcast: return "broadcast";
-    case Coll::kReduce: return "reduce";
-    case Coll::kAllGather: return "allgather";
-    case Coll::kReduceScatter: return "reducescatter";
-    case Coll::kAlltoAll: return "alltoall";
-    case Coll::kAlltoAllv: return "alltoallv";
-    case Coll::kGather: return "gather";
-    case Coll::kScatter: return "scatter";
-    case Coll::kSendRecvRing: return "sendrecv-ring";
-    case Coll::kBarrier: return "barrier";
+    case Coll::kAllReduce:
+      return "allreduce";
+    case Coll::kBroadcast:
+      return "broadcast";
+    case Coll::kReduce:
+      return "reduce";
+    case Coll::kAllGather:
+      return "allgather";
+    case Coll::kReduceScatter:
+      return "reducescatter";
+    case Coll::kAlltoAll:
+      return "alltoall";
+    case Coll::kAlltoAllv:
+      return "alltoallv";
+    case Coll::kGather:
+      return "gather";
+    case Coll::kScatter:
+      return "scatter";
+    case Coll::kSendRecvRing:
+      return "sendrecv-ring";
+    case Coll::kBarrier:
+      return "barrier";
   }
   return "?";
 }
@@ -51,8 +62,8 @@ CallInfo PreparedCall::Info() const {
   info.root = spec_.root;
   char buf[256];
   snprintf(buf, sizeof buf, "buffers=%s%s ranks=%d%s%s", spec_.placement.name,
-           spec_.placement.in_place ? " (in place)" : "", comm_.n,
-           spec_.context.empty() ? "" : " ", spec_.context.c_str());
+           spec_.placement.in_place ? " (in place)" : "", comm_.n, spec_.context.empty() ? "" : " ",
+           spec_.context.c_str());
   info.detail = buf;
   return info;
 }
@@ -60,8 +71,7 @@ CallInfo PreparedCall::Info() const {
 size_t PreparedCall::VCount(int from, int to) const {
   const size_t c = spec_.count;
   if (c == 0) return 0;
-  const long long v =
-      (long long)c + (long long)((from * 7 + to * 3 + int(spec_.seed % 5)) % 5) - 2;
+  const long long v = (long long)c + (long long)((from * 7 + to * 3 + int(spec_.seed % 5)) % 5) - 2;
   return v < 0 ? 0 : size_t(v);
 }
 
@@ -271,8 +281,8 @@ void PreparedCall::Setup() {
     if (!s->used) continue;
     for (const Segment& seg : s->initial) {
       if (seg.reduced) Fatal("initial segment cannot be a reduction");
-      ref::FillInput(s->buf.at(seg.at), spec_.dtype, ref::KindFor(spec_.op), spec_.seed,
-                     seg.rank, seg.first, seg.len);
+      ref::FillInput(s->buf.at(seg.at), spec_.dtype, ref::KindFor(spec_.op), spec_.seed, seg.rank,
+                     seg.first, seg.len);
     }
   }
   if (spec_.count == 0 && spec_.null_when_empty) {
@@ -287,17 +297,25 @@ sclResult_t PreparedCall::Issue(sclStream_t stream) {
   const size_t c = spec_.count;
   const auto op = static_cast<sclRedOp_t>(spec_.op);
   switch (spec_.coll) {
-    case Coll::kAllReduce: return sclAllReduce(send_, recv_, c, t, op, comm, stream);
-    case Coll::kBroadcast: return sclBroadcast(send_, recv_, c, t, spec_.root, comm, stream);
-    case Coll::kReduce: return sclReduce(send_, recv_, c, t, op, spec_.root, comm, stream);
-    case Coll::kAllGather: return sclAllGather(send_, recv_, c, t, comm, stream);
-    case Coll::kReduceScatter: return sclReduceScatter(send_, recv_, c, t, op, comm, stream);
-    case Coll::kAlltoAll: return sclAlltoAll(send_, recv_, c, t, comm, stream);
+    case Coll::kAllReduce:
+      return sclAllReduce(send_, recv_, c, t, op, comm, stream);
+    case Coll::kBroadcast:
+      return sclBroadcast(send_, recv_, c, t, spec_.root, comm, stream);
+    case Coll::kReduce:
+      return sclReduce(send_, recv_, c, t, op, spec_.root, comm, stream);
+    case Coll::kAllGather:
+      return sclAllGather(send_, recv_, c, t, comm, stream);
+    case Coll::kReduceScatter:
+      return sclReduceScatter(send_, recv_, c, t, op, comm, stream);
+    case Coll::kAlltoAll:
+      return sclAlltoAll(send_, recv_, c, t, comm, stream);
     case Coll::kAlltoAllv:
       return sclAlltoAllv(send_, sendcounts_.data(), sdispls_.data(), recv_, recvcounts_.data(),
                           rdispls_.data(), t, comm, stream);
-    case Coll::kGather: return sclGather(send_, recv_, c, t, spec_.root, comm, stream);
-    case Coll::kScatter: return sclScatter(send_, recv_, c, t, spec_.root, comm, stream);
+    case Coll::kGather:
+      return sclGather(send_, recv_, c, t, spec_.root, comm, stream);
+    case Coll::kScatter:
+      return sclScatter(send_, recv_, c, t, spec_.root, comm, stream);
     case Coll::kSendRecvRing: {
       const int next = (comm_.rank + 1) % comm_.n, prev = (comm_.rank + comm_.n - 1) % comm_.n;
       sclResult_t r = sclGroupStart();
@@ -307,7 +325,8 @@ sclResult_t PreparedCall::Issue(sclStream_t stream) {
       r = sclGroupEnd();
       return s != sclSuccess ? s : v != sclSuccess ? v : r;
     }
-    case Coll::kBarrier: return sclBarrier(comm, stream);
+    case Coll::kBarrier:
+      return sclBarrier(comm, stream);
   }
   return sclInternalError;
 }

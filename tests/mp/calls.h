@@ -36,9 +36,9 @@ enum class Coll {
   kSendRecvRing,  // a group of one send to rank+1 and one receive from rank-1
   kBarrier,
 };
-constexpr Coll kAllColls[] = {Coll::kAllReduce,  Coll::kBroadcast, Coll::kReduce,
-                              Coll::kAllGather,  Coll::kReduceScatter, Coll::kAlltoAll,
-                              Coll::kAlltoAllv,  Coll::kGather,    Coll::kScatter,
+constexpr Coll kAllColls[] = {Coll::kAllReduce,    Coll::kBroadcast,     Coll::kReduce,
+                              Coll::kAllGather,    Coll::kReduceScatter, Coll::kAlltoAll,
+                              Coll::kAlltoAllv,    Coll::kGather,        Coll::kScatter,
                               Coll::kSendRecvRing, Coll::kBarrier};
 const char* CollName(Coll c);
 bool Reduces(Coll c);
@@ -58,7 +58,7 @@ struct Placement {
 struct CallSpec {
   Coll coll = Coll::kAllReduce;
   sclDataType_t dtype = sclFloat32;
-  int op = -1;    // sclRedOp_t for reducing collectives, else -1
+  int op = -1;  // sclRedOp_t for reducing collectives, else -1
   size_t count = 0;
   int root = -1;  // rooted collectives only
   Placement placement{};
@@ -85,8 +85,8 @@ class PreparedCall {
  private:
   struct Segment {  // [at, at + len) of a buffer's data holds...
     size_t at, len;
-    bool reduced;    // ...the reduction of element (first + k) over all ranks, or
-    int rank;        // ...input element (first + k) of `rank`
+    bool reduced;  // ...the reduction of element (first + k) over all ranks, or
+    int rank;      // ...input element (first + k) of `rank`
     uint64_t first;
   };
   struct Slot {

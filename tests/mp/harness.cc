@@ -47,36 +47,55 @@ void Fatal(const char* fmt, ...) {
 void FatalCall(const char* expr, sclResult_t r, const char* file, int line) {
   const char* thread_error = sclGetLastError(nullptr);
   const char* comm_error = g_world.comm ? sclGetLastError(g_world.comm) : "";
-  Fatal("%s:%d: %s returned %d (%s); last error: \"%s\"; world comm last error: \"%s\"", file,
-        line, expr, int(r), sclGetErrorString(r), thread_error, comm_error);
+  Fatal("%s:%d: %s returned %d (%s); last error: \"%s\"; world comm last error: \"%s\"", file, line,
+        expr, int(r), sclGetErrorString(r), thread_error, comm_error);
 }
 
 const char* DtypeName(sclDataType_t t) {
   switch (t) {
-    case sclInt8: return "int8";
-    case sclUint8: return "uint8";
-    case sclInt32: return "int32";
-    case sclUint32: return "uint32";
-    case sclInt64: return "int64";
-    case sclUint64: return "uint64";
-    case sclFloat16: return "float16";
-    case sclFloat32: return "float32";
-    case sclFloat64: return "float64";
-    case sclBfloat16: return "bfloat16";
-    case sclFloat8e4m3: return "fp8e4m3";
-    case sclFloat8e5m2: return "fp8e5m2";
-    default: return "?";
+    case sclInt8:
+      return "int8";
+    case sclUint8:
+      return "uint8";
+    case sclInt32:
+      return "int32";
+    case sclUint32:
+      return "uint32";
+    case sclInt64:
+      return "int64";
+    case sclUint64:
+      return "uint64";
+    case sclFloat16:
+      return "float16";
+    case sclFloat32:
+      return "float32";
+    case sclFloat64:
+      return "float64";
+    case sclBfloat16:
+      return "bfloat16";
+    case sclFloat8e4m3:
+      return "fp8e4m3";
+    case sclFloat8e5m2:
+      return "fp8e5m2";
+    default:
+      return "?";
   }
 }
 
 const char* OpName(int op) {
   switch (op) {
-    case sclSum: return "sum";
-    case sclProd: return "prod";
-    case sclMax: return "max";
-    case sclMin: return "min";
-    case sclAvg: return "avg";
-    default: return "-";
+    case sclSum:
+      return "sum";
+    case sclProd:
+      return "prod";
+    case sclMax:
+      return "max";
+    case sclMin:
+      return "min";
+    case sclAvg:
+      return "avg";
+    default:
+      return "-";
   }
 }
 
@@ -111,8 +130,8 @@ std::string CallInfo::Text() const {
   return buf;
 }
 
-uint64_t Tally::Compare(const CallInfo& info, const char* region, const void* got,
-                        const void* want, size_t elems, long long first_index) {
+uint64_t Tally::Compare(const CallInfo& info, const char* region, const void* got, const void* want,
+                        size_t elems, long long first_index) {
   const uint64_t wrong = CountWrong(info, region, got, want, elems, first_index);
   Record(wrong);
   return wrong;

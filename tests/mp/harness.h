@@ -38,9 +38,9 @@ void SetProgramName(const char* name);
 [[noreturn]] void Fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 [[noreturn]] void FatalCall(const char* expr, sclResult_t r, const char* file, int line);
 
-#define MP_OK(call)                                                    \
-  do {                                                                 \
-    const sclResult_t mp_r_ = (call);                                  \
+#define MP_OK(call)                                                             \
+  do {                                                                          \
+    const sclResult_t mp_r_ = (call);                                           \
     if (mp_r_ != sclSuccess) ::mp::FatalCall(#call, mp_r_, __FILE__, __LINE__); \
   } while (0)
 
@@ -48,19 +48,19 @@ void SetProgramName(const char* name);
 const char* DtypeName(sclDataType_t t);
 const char* OpName(int op);  // -1 (no op) gives "-"
 size_t DtypeSize(sclDataType_t t);
-constexpr sclDataType_t kAllDtypes[] = {sclInt8,    sclUint8,   sclInt32,      sclUint32,
-                                        sclInt64,   sclUint64,  sclFloat16,    sclFloat32,
+constexpr sclDataType_t kAllDtypes[] = {sclInt8,    sclUint8,    sclInt32,      sclUint32,
+                                        sclInt64,   sclUint64,   sclFloat16,    sclFloat32,
                                         sclFloat64, sclBfloat16, sclFloat8e4m3, sclFloat8e5m2};
 constexpr sclRedOp_t kAllOps[] = {sclSum, sclProd, sclMax, sclMin, sclAvg};
 
 // What a check is about, for mismatch messages.
 struct CallInfo {
-  std::string coll;        // "allreduce", "p2p ring", ...
+  std::string coll;  // "allreduce", "p2p ring", ...
   sclDataType_t dtype = sclUint8;
-  int op = -1;             // -1: not a reduction
+  int op = -1;  // -1: not a reduction
   size_t count = 0;
-  int root = -1;           // -1: not rooted
-  std::string detail;      // buffers, placement, communicator, iteration...
+  int root = -1;       // -1: not rooted
+  std::string detail;  // buffers, placement, communicator, iteration...
   std::string Text() const;
 };
 
@@ -75,8 +75,8 @@ class Tally {
                    size_t elems, long long first_index = 0);
   // The same without counting a check: for checks made of several regions, which then call
   // Record() once with the sum.
-  uint64_t CountWrong(const CallInfo& info, const char* region, const void* got,
-                      const void* want, size_t elems, long long first_index = 0);
+  uint64_t CountWrong(const CallInfo& info, const char* region, const void* got, const void* want,
+                      size_t elems, long long first_index = 0);
   void Record(uint64_t wrong) { ++(wrong ? failed_ : passed_); }
   // A check decided by the caller (e.g. a return code or a rank number).
   void Expect(bool ok, const CallInfo& info, const std::string& what);

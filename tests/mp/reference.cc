@@ -127,29 +127,46 @@ using E5m2Type = NarrowType<uint8_t, E5m2ToFloat, FloatToE5m2>;
 template <typename Visitor>
 void Visit(sclDataType_t t, Visitor&& v) {
   switch (t) {
-    case sclInt8: return v.template operator()<IntType<int8_t>>();
-    case sclUint8: return v.template operator()<IntType<uint8_t>>();
-    case sclInt32: return v.template operator()<IntType<int32_t>>();
-    case sclUint32: return v.template operator()<IntType<uint32_t>>();
-    case sclInt64: return v.template operator()<IntType<int64_t>>();
-    case sclUint64: return v.template operator()<IntType<uint64_t>>();
-    case sclFloat16: return v.template operator()<HalfType>();
-    case sclFloat32: return v.template operator()<FloatType<float>>();
-    case sclFloat64: return v.template operator()<FloatType<double>>();
-    case sclBfloat16: return v.template operator()<Bf16Type>();
-    case sclFloat8e4m3: return v.template operator()<E4m3Type>();
-    case sclFloat8e5m2: return v.template operator()<E5m2Type>();
-    default: Fatal("reference: bad dtype %d", int(t));
+    case sclInt8:
+      return v.template operator()<IntType<int8_t>>();
+    case sclUint8:
+      return v.template operator()<IntType<uint8_t>>();
+    case sclInt32:
+      return v.template operator()<IntType<int32_t>>();
+    case sclUint32:
+      return v.template operator()<IntType<uint32_t>>();
+    case sclInt64:
+      return v.template operator()<IntType<int64_t>>();
+    case sclUint64:
+      return v.template operator()<IntType<uint64_t>>();
+    case sclFloat16:
+      return v.template operator()<HalfType>();
+    case sclFloat32:
+      return v.template operator()<FloatType<float>>();
+    case sclFloat64:
+      return v.template operator()<FloatType<double>>();
+    case sclBfloat16:
+      return v.template operator()<Bf16Type>();
+    case sclFloat8e4m3:
+      return v.template operator()<E4m3Type>();
+    case sclFloat8e5m2:
+      return v.template operator()<E5m2Type>();
+    default:
+      Fatal("reference: bad dtype %d", int(t));
   }
 }
 
 template <typename Ty>
 typename Ty::A Combine(sclRedOp_t op, typename Ty::A a, typename Ty::A b) {
   switch (op) {
-    case sclProd: return Ty::Mul(a, b);
-    case sclMax: return Ty::Max(a, b);
-    case sclMin: return Ty::Min(a, b);
-    default: return Ty::Add(a, b);  // sum, and the sum under avg
+    case sclProd:
+      return Ty::Mul(a, b);
+    case sclMax:
+      return Ty::Max(a, b);
+    case sclMin:
+      return Ty::Min(a, b);
+    default:
+      return Ty::Add(a, b);  // sum, and the sum under avg
   }
 }
 
@@ -238,23 +255,48 @@ std::string FormatBits(sclDataType_t t, uint64_t bits) {
   double value = 0;
   bool is_float = true;
   switch (t) {
-    case sclInt8: value = double(int8_t(bits)); is_float = false; break;
-    case sclUint8: value = double(uint8_t(bits)); is_float = false; break;
-    case sclInt32: value = double(int32_t(bits)); is_float = false; break;
-    case sclUint32: value = double(uint32_t(bits)); is_float = false; break;
+    case sclInt8:
+      value = double(int8_t(bits));
+      is_float = false;
+      break;
+    case sclUint8:
+      value = double(uint8_t(bits));
+      is_float = false;
+      break;
+    case sclInt32:
+      value = double(int32_t(bits));
+      is_float = false;
+      break;
+    case sclUint32:
+      value = double(uint32_t(bits));
+      is_float = false;
+      break;
     case sclInt64:
       snprintf(buf, sizeof buf, "0x%" PRIx64 " (%" PRId64 ")", bits, int64_t(bits));
       return buf;
     case sclUint64:
       snprintf(buf, sizeof buf, "0x%" PRIx64 " (%" PRIu64 ")", bits, bits);
       return buf;
-    case sclFloat16: value = cv::half_to_float(uint16_t(bits)); break;
-    case sclFloat32: value = __builtin_bit_cast(float, uint32_t(bits)); break;
-    case sclFloat64: value = __builtin_bit_cast(double, bits); break;
-    case sclBfloat16: value = cv::bf16_to_float(uint16_t(bits)); break;
-    case sclFloat8e4m3: value = cv::e4m3_to_float(uint8_t(bits)); break;
-    case sclFloat8e5m2: value = cv::e5m2_to_float(uint8_t(bits)); break;
-    default: break;
+    case sclFloat16:
+      value = cv::half_to_float(uint16_t(bits));
+      break;
+    case sclFloat32:
+      value = __builtin_bit_cast(float, uint32_t(bits));
+      break;
+    case sclFloat64:
+      value = __builtin_bit_cast(double, bits);
+      break;
+    case sclBfloat16:
+      value = cv::bf16_to_float(uint16_t(bits));
+      break;
+    case sclFloat8e4m3:
+      value = cv::e4m3_to_float(uint8_t(bits));
+      break;
+    case sclFloat8e5m2:
+      value = cv::e5m2_to_float(uint8_t(bits));
+      break;
+    default:
+      break;
   }
   if (is_float) {
     snprintf(buf, sizeof buf, "0x%" PRIx64 " (%.17g)", bits, value);

@@ -168,8 +168,7 @@ int RunCollectives(int argc, char** argv) {
   MP_OK(sclCommSplit(w.comm, 0, w.rank, &small, &config));
   const Comm sc = Describe(small);
   if (sc.rank != w.rank || sc.n != w.n) {
-    Fatal("split(color 0, key rank): rank %d of %d, expected %d of %d", sc.rank, sc.n, w.rank,
-          w.n);
+    Fatal("split(color 0, key rank): rank %d of %d, expected %d of %d", sc.rank, sc.n, w.rank, w.n);
   }
   const uint64_t calls2 =
       RunMatrix(sc, MatrixOptions{"staging64K", full, {1, 4097}, true}, call_index);

@@ -124,9 +124,10 @@ void RunChurn(Tally& tally, int rounds) {
     corrupted_rounds += wrong ? 1 : 0;
   }
   if (w.rank == 0 || corrupted_rounds) {
-    printf("comms: rank %d: split/destroy churn: %d rounds, %llu with foreign writes into "
-           "reused memory\n",
-           w.rank, rounds, (unsigned long long)corrupted_rounds);
+    printf(
+        "comms: rank %d: split/destroy churn: %d rounds, %llu with foreign writes into "
+        "reused memory\n",
+        w.rank, rounds, (unsigned long long)corrupted_rounds);
   }
 }
 
@@ -164,9 +165,9 @@ int RunComms(int argc, char** argv) {
     CallInfo info;
     info.coll = "split NOCOLOR";
     info.dtype = sclInt32;
-    tally.Expect((partial == nullptr) == left_out, info,
-                 left_out ? "SCL_SPLIT_NOCOLOR gave a communicator, expected NULL"
-                          : "colour 7 gave NULL");
+    tally.Expect(
+        (partial == nullptr) == left_out, info,
+        left_out ? "SCL_SPLIT_NOCOLOR gave a communicator, expected NULL" : "colour 7 gave NULL");
   }
   const Comm eo = Describe(evenodd);
   MP_OK(sclCommSplit(evenodd, 0, -eo.rank, &nested, nullptr));

@@ -102,7 +102,8 @@ int RunDeterminism(int argc, char**) {
       info.count = count;
 
       // The reference: every rank's data, reduced in rank order.
-      std::vector<std::vector<unsigned char>> all(size_t(w.n), std::vector<unsigned char>(count * es));
+      std::vector<std::vector<unsigned char>> all(size_t(w.n),
+                                                  std::vector<unsigned char>(count * es));
       std::vector<const void*> srcs;
       for (int r = 0; r < w.n; ++r) {
         RandomData(all[size_t(r)].data(), t, count, seed, r);
@@ -123,8 +124,8 @@ int RunDeterminism(int argc, char**) {
             send = Buffer(v.send_mem, t, count, 1 - run, 0xEE);
             std::memcpy(send.data(), all[size_t(w.rank)].data(), count * es);
           }
-          MP_OK(sclAllReduce(v.in_place ? recv.data() : send.data(), recv.data(), count, t,
-                             sclSum, w.comm, nullptr));
+          MP_OK(sclAllReduce(v.in_place ? recv.data() : send.data(), recv.data(), count, t, sclSum,
+                             w.comm, nullptr));
           // Against the reference, and against this rank's first result.
           tally.Compare(info, "recv", recv.data(), expected.data(), count);
           if (first.empty()) {
@@ -138,15 +139,17 @@ int RunDeterminism(int argc, char**) {
           bool same = true;
           for (int r = 0; r < w.n; ++r) same = same && hashes[r] == *my_hash;
           char what[160];
-          snprintf(what, sizeof what, "result hash differs between ranks (rank 0: %016llx, this rank: %016llx)",
+          snprintf(what, sizeof what,
+                   "result hash differs between ranks (rank 0: %016llx, this rank: %016llx)",
                    (unsigned long long)hashes[0], (unsigned long long)*my_hash);
           tally.Expect(same, info, what);
         }
       }
       if (w.rank == 0) {
-        printf("determinism: %-8s count=%-8zu: %zu allreduces, results identical across ranks, "
-               "runs and placements: %s\n",
-               DtypeName(t), count, 2 * std::size(kVariants), tally.failed() ? "NO" : "yes");
+        printf(
+            "determinism: %-8s count=%-8zu: %zu allreduces, results identical across ranks, "
+            "runs and placements: %s\n",
+            DtypeName(t), count, 2 * std::size(kVariants), tally.failed() ? "NO" : "yes");
       }
     }
   }

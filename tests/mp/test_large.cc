@@ -49,8 +49,8 @@ int RunLarge(int argc, char**) {
       const double t1 = Now();
       const sclResult_t r = call.Issue(nullptr);
       if (r != sclSuccess) {
-        Fatal("%s returned %d (%s): %s", call.Info().Text().c_str(), int(r),
-              sclGetErrorString(r), sclGetLastError(w.comm));
+        Fatal("%s returned %d (%s): %s", call.Info().Text().c_str(), int(r), sclGetErrorString(r),
+              sclGetLastError(w.comm));
       }
       const double t2 = Now();
       const uint64_t wrong = call.Verify(tally);

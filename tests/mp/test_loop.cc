@@ -61,10 +61,11 @@ int RunLoop(int argc, char** argv) {
   info.detail = "guards after the loop";
   recv.Check(tally, info, "recv", image);
   if (w.rank == 0) {
-    printf("loop: %ld allreduces of %zu float32 on %d ranks in %.3f s: %.1f us per call "
-           "(%.1f us in the library call on rank 0)\n",
-           iterations, kCount, w.n, elapsed, 1e6 * elapsed / double(iterations),
-           1e6 * in_calls / double(iterations));
+    printf(
+        "loop: %ld allreduces of %zu float32 on %d ranks in %.3f s: %.1f us per call "
+        "(%.1f us in the library call on rank 0)\n",
+        iterations, kCount, w.n, elapsed, 1e6 * elapsed / double(iterations),
+        1e6 * in_calls / double(iterations));
   }
   return Finish("loop");
 }

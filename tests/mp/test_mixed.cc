@@ -39,8 +39,8 @@ int RunMixed(int argc, char**) {
         info.dtype = t;
         info.op = sclSum;
         info.count = count;
-        info.detail = std::string(in_place ? "in place" : "out of place") + " (mixed ranks) " +
-                      MemName(mem);
+        info.detail =
+            std::string(in_place ? "in place" : "out of place") + " (mixed ranks) " + MemName(mem);
         std::vector<unsigned char> image = recv.Image();
         std::memcpy(recv.ImageData(image), expected.data(), count * sizeof(float));
         recv.Check(tally, info, "recv", image);

@@ -36,10 +36,10 @@ struct Pattern {
   std::string name;
   Plan plan;
   sclDataType_t dtype = sclInt32;
-  bool grouped = true;        // false: every op is a blocking call of its own
-  bool on_stream = false;     // queue the group on a stream, then synchronise
+  bool grouped = true;          // false: every op is a blocking call of its own
+  bool on_stream = false;       // queue the group on a stream, then synchronise
   bool null_for_empty = false;  // count-0 ops pass NULL
-  int mem_salt = 0;           // rotates heap/malloc and offsets
+  int mem_salt = 0;             // rotates heap/malloc and offsets
 };
 
 struct Live {
@@ -115,10 +115,10 @@ uint64_t RunPattern(const Pattern& p, uint64_t pattern_seed, sclStream_t stream,
     info.coll = "p2p " + p.name;
     info.dtype = p.dtype;
     info.count = l.count;
-    info.detail = std::string(l.op.is_send ? "send to " : "recv from ") + std::to_string(l.op.peer) +
-                  " (op " + std::to_string(i) + " of " + std::to_string(ops.size()) + ", " +
-                  MemName(l.buf.mem()) + "+" + std::to_string(l.buf.offset()) + ") ranks=" +
-                  std::to_string(n);
+    info.detail = std::string(l.op.is_send ? "send to " : "recv from ") +
+                  std::to_string(l.op.peer) + " (op " + std::to_string(i) + " of " +
+                  std::to_string(ops.size()) + ", " + MemName(l.buf.mem()) + "+" +
+                  std::to_string(l.buf.offset()) + ") ranks=" + std::to_string(n);
     std::vector<unsigned char> image = l.buf.Image();
     ref::FillInput(l.buf.ImageData(image), p.dtype, ref::Kind::kMove, l.seed, l.sender, 0, l.count);
     wrong += l.buf.Check(tally, info, l.op.is_send ? "send" : "recv", image);
@@ -145,8 +145,8 @@ int RunP2p(int argc, char**) {
       p.mem_salt = salt++;
       p.plan = [count](int r, int n) {
         const int next = (r + 1) % n, prev = (r + n - 1) % n;
-        return std::vector<PlanOp>{{true, next, count}, {true, prev, count + 1},
-                                   {false, prev, 0}, {false, next, 0}};
+        return std::vector<PlanOp>{
+            {true, next, count}, {true, prev, count + 1}, {false, prev, 0}, {false, next, 0}};
       };
       patterns.push_back(p);
     }
@@ -209,9 +209,7 @@ int RunP2p(int argc, char**) {
     p.name = "self only";
     p.dtype = sclFloat8e4m3;
     p.mem_salt = salt++;
-    p.plan = [count](int r, int) {
-      return std::vector<PlanOp>{{false, r, 0}, {true, r, count}};
-    };
+    p.plan = [count](int r, int) { return std::vector<PlanOp>{{false, r, 0}, {true, r, count}}; };
     patterns.push_back(p);
   }
   for (bool null_for_empty : {false, true}) {
@@ -294,8 +292,8 @@ int RunP2p(int argc, char**) {
     const double t0 = Now();
     RunPattern(p, ref::MakeSeed(0x929, ++index), p.on_stream ? stream : nullptr, tally);
     if (w.rank == 0) {
-      printf("p2p: %-34s %-8s %7.2f ms%s\n", p.name.c_str(), DtypeName(p.dtype),
-             1e3 * (Now() - t0), tally.failed() > failed_before ? "  FAILED on rank 0" : "");
+      printf("p2p: %-34s %-8s %7.2f ms%s\n", p.name.c_str(), DtypeName(p.dtype), 1e3 * (Now() - t0),
+             tally.failed() > failed_before ? "  FAILED on rank 0" : "");
     }
   }
   MP_OK(sclStreamDestroy(stream));

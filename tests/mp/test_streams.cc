@@ -117,9 +117,9 @@ int RunStreams(int argc, char**) {
                    std::string("sclStreamSynchronize returned ") + ResultName(r) + ": " +
                        sclGetLastError(nullptr));
       const sclResult_t after = sclStreamQuery(streams[s]);
-      tally.Expect(after == sclSuccess, info,
-                   std::string("sclStreamQuery after sclStreamSynchronize returned ") +
-                       ResultName(after));
+      tally.Expect(
+          after == sclSuccess, info,
+          std::string("sclStreamQuery after sclStreamSynchronize returned ") + ResultName(after));
     }
     const double t2 = Now();
     uint64_t wrong = 0;
@@ -131,12 +131,13 @@ int RunStreams(int argc, char**) {
                    std::string("sclCommGetAsyncError returned ") + ResultName(async));
     }
     if (w.rank == 0) {
-      printf("streams: batch %d: %zu calls queued in %.1f ms, query right after: %s / %s, "
-             "synchronized after %.1f ms more; %s\n",
-             batch, calls.size(), 1e3 * (t1 - t0),
-             q[0] == sclInProgress ? "in progress" : ResultName(q[0]),
-             q[1] == sclInProgress ? "in progress" : ResultName(q[1]), 1e3 * (t2 - t1),
-             wrong ? "WRONG results" : "all results right");
+      printf(
+          "streams: batch %d: %zu calls queued in %.1f ms, query right after: %s / %s, "
+          "synchronized after %.1f ms more; %s\n",
+          batch, calls.size(), 1e3 * (t1 - t0),
+          q[0] == sclInProgress ? "in progress" : ResultName(q[0]),
+          q[1] == sclInProgress ? "in progress" : ResultName(q[1]), 1e3 * (t2 - t1),
+          wrong ? "WRONG results" : "all results right");
     }
   }
 

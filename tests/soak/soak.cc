@@ -187,7 +187,9 @@ mp::CallSpec MakeSpec(const Drawn& d, const mp::Comm& c, const std::string& cont
   pl.send_offset = d.send_offset;
   pl.recv_offset = d.recv_offset;
   auto where = [](mp::Mem m, size_t off) {
-    return std::string(mp::MemName(m)) + (off ? "+" + std::to_string(off) : "");
+    std::string name = mp::MemName(m);
+    if (off) name.append("+").append(std::to_string(off));
+    return name;
   };
   pl.name = Intern(d.in_place ? "buf=" + where(d.recv_mem, d.recv_offset)
                               : "send=" + where(d.send_mem, d.send_offset) +
@@ -264,7 +266,7 @@ std::string ShapeName(int slot, const Shape& s, int n) {
       {"", "keys-reversed", ""}};
   std::string name = kSlotNames[slot];
   if (slot == kWorld) return name;
-  name += "#" + std::to_string(s.generation);
+  name.append("#").append(std::to_string(s.generation));
   std::string v = kNames[slot][s.variant];
   if (slot == kPartial) {
     v = "without-" + std::to_string(s.param % uint64_t(n)) + (v.empty() ? "" : "," + v);

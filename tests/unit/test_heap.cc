@@ -1,10 +1,10 @@
 // The process heap: allocation from the memfd, validation helpers, and hole punching on free.
-#include "fabric/heap.h"
-
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cstring>
+
+#include "fabric/heap.h"
 
 using namespace stratacl;
 

@@ -1,10 +1,10 @@
 // The interval cache behind sclCommRegister: repeated, overlapping and nested registrations,
 // reference-counted removal, and coverage by a union of ranges.
-#include "fabric/registration_cache.h"
-
 #include <gtest/gtest.h>
 
 #include <vector>
+
+#include "fabric/registration_cache.h"
 
 namespace stratacl {
 namespace {
@@ -30,7 +30,7 @@ TEST(RegistrationCache, CoversOnlyRegisteredBytes) {
   RegistrationCache cache;
   void* h = cache.add(buf.data() + 100, 1000);
   EXPECT_TRUE(cache.covers(buf.data() + 100, 1000));
-  EXPECT_TRUE(cache.covers(buf.data() + 500, 600));  // ends exactly at the range's end
+  EXPECT_TRUE(cache.covers(buf.data() + 500, 600));   // ends exactly at the range's end
   EXPECT_FALSE(cache.covers(buf.data() + 99, 10));    // starts one byte early
   EXPECT_FALSE(cache.covers(buf.data() + 500, 601));  // one byte past the end
   EXPECT_FALSE(cache.covers(buf.data() + 2000, 1));

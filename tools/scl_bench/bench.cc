@@ -82,14 +82,15 @@ void Bench::MeasureRegistration() {
   auto mid = std::chrono::steady_clock::now();
   for (void* h : handles) Require(sclCommDeregister(comm_, h), "sclCommDeregister");
   auto end = std::chrono::steady_clock::now();
-  registration_.cached_us = std::chrono::duration<double, std::micro>(mid - start).count() / kCached;
+  registration_.cached_us =
+      std::chrono::duration<double, std::micro>(mid - start).count() / kCached;
   registration_.release_us = std::chrono::duration<double, std::micro>(end - mid).count() / kCached;
 }
 
 void Bench::Run(const Collective& collective, Report& report) {
   report.BeginTable({collective.name, nranks_, MemKindName(options_.mem),
-                     ModeName(EffectiveMode(options_)), options_.iters,
-                     options_.warmup, options_.check, options_.repeats, version_});
+                     ModeName(EffectiveMode(options_)), options_.iters, options_.warmup,
+                     options_.check, options_.repeats, version_});
   // Operations only matter to reductions; the others run once per type under a dummy op.
   const std::vector<sclRedOp_t> ops =
       collective.reduces ? options_.ops : std::vector<sclRedOp_t>{sclSum};

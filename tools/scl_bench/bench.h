@@ -36,10 +36,10 @@ class Buffer {
 // What registering the buffers cost (mode cma), on this rank.
 struct RegistrationCost {
   int buffers = 0;
-  size_t bytes = 0;        // of each buffer
-  double first_us = 0;     // a new registration, mean over the buffers
-  double cached_us = 0;    // registering an already registered range again (a cache hit)
-  double release_us = 0;   // dropping such an extra reference
+  size_t bytes = 0;       // of each buffer
+  double first_us = 0;    // a new registration, mean over the buffers
+  double cached_us = 0;   // registering an already registered range again (a cache hit)
+  double release_us = 0;  // dropping such an extra reference
 };
 
 class Bench {

@@ -22,11 +22,10 @@ struct Flag {
 
 // Every option takes a value except -h; long names are those of nccl-tests where it has one.
 constexpr Flag kFlags[] = {
-    {'b', "minbytes"},  {'e', "maxbytes"},     {'i', "stepbytes"}, {'f', "stepfactor"},
-    {'n', "iters"},     {'w', "warmup_iters"}, {'c', "check"},     {'d', "datatype"},
-    {'o', "op"},        {'r', "root"},         {'R', "repeats"},   {'m', "mem", true},
-    {'C', "csv", true}, {'J', "json", true},   {'M', "mode", true},
-    {'h', "help"},
+    {'b', "minbytes"},  {'e', "maxbytes"},     {'i', "stepbytes"},  {'f', "stepfactor"},
+    {'n', "iters"},     {'w', "warmup_iters"}, {'c', "check"},      {'d', "datatype"},
+    {'o', "op"},        {'r', "root"},         {'R', "repeats"},    {'m', "mem", true},
+    {'C', "csv", true}, {'J', "json", true},   {'M', "mode", true}, {'h', "help"},
 };
 
 std::optional<char> LookUpLong(std::string_view name) {

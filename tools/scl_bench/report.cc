@@ -125,10 +125,10 @@ void Report::PrintRunHeader() const {
   std::fflush(stdout);
 }
 
-void Report::NoteRegistration(double first_us, double cached_us, double release_us,
-                              size_t bytes) {
-  registration_ = " reg_bytes=" + std::to_string(bytes) + " reg_first_us=" +
-                  Number(first_us, "%.3f") + " reg_cached_us=" + Number(cached_us, "%.3f") +
+void Report::NoteRegistration(double first_us, double cached_us, double release_us, size_t bytes) {
+  registration_ = " reg_bytes=" + std::to_string(bytes) +
+                  " reg_first_us=" + Number(first_us, "%.3f") +
+                  " reg_cached_us=" + Number(cached_us, "%.3f") +
                   " reg_release_us=" + Number(release_us, "%.3f");
   if (!print_) return;
   std::printf(
@@ -153,9 +153,8 @@ void Report::BeginTable(const TableInfo& info) {
       "StrataCL %d.%d.%d\n",
       static_cast<int>(info.collective.size()), info.collective.data(), info.nranks,
       static_cast<int>(info.mem.size()), info.mem.data(), static_cast<int>(info.mode.size()),
-      info.mode.data(), info.iters, info.warmup,
-      info.check ? 1 : 0, repeats.c_str(), info.version / 10000, info.version % 10000 / 100,
-      info.version % 100);
+      info.mode.data(), info.iters, info.warmup, info.check ? 1 : 0, repeats.c_str(),
+      info.version / 10000, info.version % 10000 / 100, info.version % 100);
   std::printf("#\n");
   std::string labels(kInPlaceLabelAt, ' ');
   labels[0] = '#';
@@ -227,8 +226,8 @@ std::string Report::WriteFiles(const std::string& csv_path, const std::string& j
     out << "# scl-bench version=" << version << " ranks=" << info_.nranks << " host=" << info_.host
         << " isa=" << info_.isa << " memcpy_gbs=" << memcpy_gbs << " mem=" << info_.mem
         << " mode=" << info_.mode << " iters=" << info_.iters << " warmup=" << info_.warmup
-        << " repeats=" << info_.repeats << " check=" << (info_.check ? 1 : 0)
-        << registration_ << "\n";
+        << " repeats=" << info_.repeats << " check=" << (info_.check ? 1 : 0) << registration_
+        << "\n";
     out << "collective,dtype,op,root,bytes,count,in_place,mode,time_us,p99_us,algbw_gbs,"
            "busbw_gbs,wrong\n";
     for (const Record& r : records_) {
@@ -252,10 +251,9 @@ std::string Report::WriteFiles(const std::string& csv_path, const std::string& j
         << ", \"host\": \"" << JsonEscaped(info_.host) << "\", \"isa\": \""
         << JsonEscaped(info_.isa) << "\", \"memcpy_gbs\": " << memcpy_gbs << ", \"mem\": \""
         << JsonEscaped(info_.mem) << "\", \"mode\": \"" << JsonEscaped(info_.mode)
-        << "\", \"iters\": " << info_.iters
-        << ", \"warmup\": " << info_.warmup << ", \"repeats\": " << info_.repeats
-        << ", \"check\": " << (info_.check ? "true" : "false") << JsonRegistration(registration_)
-        << "},\n  \"rows\": [";
+        << "\", \"iters\": " << info_.iters << ", \"warmup\": " << info_.warmup
+        << ", \"repeats\": " << info_.repeats << ", \"check\": " << (info_.check ? "true" : "false")
+        << JsonRegistration(registration_) << "},\n  \"rows\": [";
     for (size_t i = 0; i < records_.size(); ++i) {
       const Record& r = records_[i];
       const double algbw = AlgBandwidth(r.bytes, r.m.time_us);

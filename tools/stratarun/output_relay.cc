@@ -87,7 +87,8 @@ bool WriteAll(int fd, std::string_view data) noexcept {
 OutputRelay::OutputRelay(int world_size)
     : streams_(2 * static_cast<size_t>(world_size)), read_buffer_(kReadChunk) {
   for (int rank = 0; rank < world_size; ++rank) {
-    const std::string prefix = "[" + std::to_string(rank) + "] ";
+    std::string prefix = "[";
+    prefix.append(std::to_string(rank)).append("] ");
     streams_[2 * rank].prefix = prefix;
     streams_[2 * rank].target_fd = STDOUT_FILENO;
     streams_[2 * rank + 1].prefix = prefix;
