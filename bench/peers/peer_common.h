@@ -35,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/byte_size.h" /* the size parser the library and tools use (-I src) */
+
 enum peer_collective {
   PEER_ALLREDUCE,
   PEER_ALLGATHER,
@@ -56,29 +58,8 @@ struct peer_options {
 };
 
 static int peer_parse_size(const char* text, size_t* out) {
-  char* end = NULL;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (end == text) return 0;
-  int shift = 0;
-  switch (*end) {
-    case 'K':
-    case 'k':
-      shift = 10;
-      break;
-    case 'M':
-    case 'm':
-      shift = 20;
-      break;
-    case 'G':
-    case 'g':
-      shift = 30;
-      break;
-    default:
-      break;
-  }
-  if (shift != 0) ++end;
-  if (*end != '\0' || v > (~0ull >> shift)) return 0;
-  v <<= shift;
+  long long v = 0;
+  if (scl_parse_byte_size(text, &v) != 0 || v < 0) return 0;
   *out = (size_t)v;
   return 1;
 }

@@ -5,8 +5,7 @@
 #include "api/handles.h"
 #include "bootstrap/launcher_env.h"
 #include "bootstrap/root.h"
-#include "bootstrap/socket.h"
-#include "core/communicator.h"
+#include "comm/communicator.h"
 
 using namespace stratacl;
 using stratacl::api::report;
@@ -83,24 +82,9 @@ const char* sclGetLastError(sclComm_t comm) {
 
 sclResult_t sclGetUniqueId(sclUniqueId* uniqueId) {
   if (!uniqueId) return report(nullptr, Errorf(sclInvalidArgument, "uniqueId: NULL pointer"));
-  Result<bootstrap::Secret> secret = bootstrap::random_secret();
-  if (!secret.ok()) return report(nullptr, secret.status());
-  bootstrap::IdData id;
-  id.secret = *secret;
-  id.root.sin_family = AF_INET;
-  id.root.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  // Loopback unless told otherwise: ranks on other hosts need a routable address.
-  if (const char* a = std::getenv("STRATACL_BOOTSTRAP_ADDR"); a && *a) {
-    Result<sockaddr_in> addr = bootstrap::parse_host_port(std::string(a) + ":1");
-    if (!addr.ok()) return report(nullptr, addr.status());
-    id.root = *addr;
-    id.root.sin_port = 0;
-  }
-  Result<UniqueFd> listener = bootstrap::tcp_listen(&id.root);
-  if (!listener.ok()) return report(nullptr, listener.status());
-  // The root serves from this process; it stops once every rank has joined or the timeout passes.
-  bootstrap::start_root(std::move(*listener), id.secret, process_value(Var::kTimeoutMs)).detach();
-  *uniqueId = bootstrap::encode_id(id);
+  Result<sclUniqueId> id = bootstrap::serve_new_unique_id(process_value(Var::kTimeoutMs));
+  if (!id.ok()) return report(nullptr, id.status());
+  *uniqueId = *id;
   return sclSuccess;
 }
 

@@ -2,7 +2,7 @@
 // never a use-after-free inside the library.
 #pragma once
 
-#include "core/communicator.h"
+#include "comm/communicator.h"
 #include "exec/stream.h"
 
 namespace stratacl::api {

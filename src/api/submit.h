@@ -6,7 +6,7 @@
 
 #include "coll/call.h"
 #include "coll/p2p.h"
-#include "core/communicator.h"
+#include "comm/communicator.h"
 
 namespace stratacl::api {
 

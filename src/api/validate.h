@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "core/communicator.h"
+#include "comm/communicator.h"
 #include "core/status.h"
 
 namespace stratacl::api {

@@ -2,11 +2,11 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "bootstrap/socket.h"
+#include "core/config.h"
 
 namespace stratacl::bootstrap {
 
@@ -33,10 +33,8 @@ Result<std::vector<RankInfo>> rendezvous(const IdData& id, const RankInfo& me,
 }
 
 uint64_t host_hash() {
-  std::string ident;
-  if (const char* o = std::getenv("STRATACL_HOST_ID"); o && *o) {
-    ident = o;
-  } else {
+  std::string ident = process_text(Var::kHostId);
+  if (ident.empty()) {
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
     std::ifstream boot("/proc/sys/kernel/random/boot_id");

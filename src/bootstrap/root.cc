@@ -10,6 +10,7 @@
 
 #include "bootstrap/socket.h"
 #include "bootstrap/wire.h"
+#include "core/config.h"
 #include "core/deadline.h"
 
 namespace stratacl::bootstrap {
@@ -135,6 +136,25 @@ class Rendezvous {
 
 void serve_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms) {
   Rendezvous(secret, timeout_ms).run(listener.get());
+}
+
+Result<sclUniqueId> serve_new_unique_id(int64_t timeout_ms) {
+  Result<Secret> secret = random_secret();
+  if (!secret.ok()) return secret.status();
+  IdData id;
+  id.secret = *secret;
+  id.root.sin_family = AF_INET;
+  id.root.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (const std::string a = process_text(Var::kBootstrapAddr); !a.empty()) {
+    Result<sockaddr_in> addr = parse_host_port(a + ":1");
+    if (!addr.ok()) return addr.status();
+    id.root = *addr;
+    id.root.sin_port = 0;
+  }
+  Result<UniqueFd> listener = tcp_listen(&id.root);
+  if (!listener.ok()) return listener.status();
+  start_root(std::move(*listener), id.secret, timeout_ms).detach();
+  return encode_id(id);
 }
 
 std::jthread start_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms) {

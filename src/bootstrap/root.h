@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "bootstrap/unique_id.h"
+#include "core/status.h"
 #include "core/unique_fd.h"
 
 namespace stratacl::bootstrap {
@@ -15,6 +16,11 @@ namespace stratacl::bootstrap {
 // the table is sent, the rendezvous fails, or `timeout_ms` passes. A rank that serves its own
 // job's root joins it before init returns, so no thread outlives init; sclGetUniqueId detaches.
 [[nodiscard]] std::jthread start_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms);
+
+// What sclGetUniqueId does: a new job secret, and a root for it serving from this process on
+// STRATACL_BOOTSTRAP_ADDR (any port), loopback by default: ranks on other hosts need a routable
+// address. The root stops once every rank has joined, or after `timeout_ms`.
+Result<sclUniqueId> serve_new_unique_id(int64_t timeout_ms);
 
 // Serves synchronously (what the thread runs). Exposed for tests.
 void serve_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms);

@@ -2,88 +2,79 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+
+#include "core/byte_size.h"
 
 namespace stratacl {
 namespace {
 
 constexpr int64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
 
-int64_t default_heap_bytes() {
+int64_t physical_ram() {
   // The heap is sparse: capacity costs address space, not memory. Default to physical RAM.
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   int64_t ram = (pages > 0 && page > 0) ? int64_t(pages) * page : 16 * kGiB;
   return ram & ~(2 * kMiB - 1);
 }
 
+constexpr const char* kIsaChoices[] = {"auto", "avx512", "avx2", "scalar"};
+
+using K = VarKind;
 const VarSpec kVars[] = {
-    {Var::kTimeoutMs, "STRATACL_TIMEOUT_MS", true, 1, 24LL * 3600 * 1000,
-     "deadline of every wait (bootstrap, collectives, destroy), ms"},
-    {Var::kThreads, "STRATACL_THREADS", true, 1, 64, "worker threads per rank"},
-    {Var::kCopyEngines, "STRATACL_COPY_ENGINES", true, 0, 16, "copy-engine threads per rank"},
-    {Var::kStagingBytes, "STRATACL_STAGING_BYTES", true, 64 * kKiB, 16 * kGiB,
-     "staging area per communicator for foreign (non-heap) buffers"},
-    {Var::kHeapBytes, "STRATACL_HEAP_BYTES", true, 64 * kMiB, 64 * 1024 * kGiB,
-     "capacity of the registration-on-allocation heap (sparse)"},
-    {Var::kSpinNs, "STRATACL_SPIN_NS", true, -1, 1000LL * 1000 * 1000,
+    {Var::kTimeoutMs, "STRATACL_TIMEOUT_MS", K::kNumber, 1, 24LL * 3600 * 1000, 300 * 1000,
+     nullptr, {}, "deadline of every call, and of bootstrap and destroy, ms"},
+    {Var::kThreads, "STRATACL_THREADS", K::kNumber, 1, 64, 1, nullptr, {},
+     "worker threads per rank"},
+    {Var::kCopyEngines, "STRATACL_COPY_ENGINES", K::kNumber, 0, 16, 0, nullptr, {},
+     "copy-engine threads per rank"},
+    {Var::kStagingBytes, "STRATACL_STAGING_BYTES", K::kNumber, 64 * kKiB, 16 * kGiB, 32 * kMiB,
+     nullptr, {}, "staging area per communicator for foreign (non-heap) buffers"},
+    {Var::kHeapBytes, "STRATACL_HEAP_BYTES", K::kNumber, 64 * kMiB, 64 * 1024 * kGiB, 0,
+     physical_ram, {}, "capacity of the registration-on-allocation heap (sparse; default: RAM)"},
+    {Var::kSpinNs, "STRATACL_SPIN_NS", K::kNumber, -1, 1000LL * 1000 * 1000, -1, nullptr, {},
      "spin before sleeping on a futex, ns (-1: adapt to ranks per core)"},
-    {Var::kOneShotMaxBytes, "STRATACL_ONESHOT_MAX_BYTES", true, -1, 16 * kGiB,
-     "largest allreduce run one-shot (-1: selection table)"},
-    {Var::kEagerMaxBytes, "STRATACL_EAGER_MAX_BYTES", true, 0, 4096,
+    {Var::kOneShotMaxBytes, "STRATACL_ONESHOT_MAX_BYTES", K::kNumber, -1, 16 * kGiB, -1, nullptr,
+     {}, "largest allreduce run one-shot (-1: selection table)"},
+    // 512: the measured crossover with the zero-copy path (docs/PERFORMANCE.md).
+    {Var::kEagerMaxBytes, "STRATACL_EAGER_MAX_BYTES", K::kNumber, 0, 4096, 512, nullptr, {},
      "largest per-rank payload sent inside the arrival flag (one round, no zero-copy)"},
-    {Var::kNtMinBytes, "STRATACL_NT_MIN_BYTES", true, 0, 1024 * kGiB,
-     "smallest output per rank whose copies use non-temporal stores (0: never)"},
-    {Var::kIsa, "STRATACL_ISA", false, 0, 0, "reduction kernels: auto, avx512, avx2 or scalar"},
-    {Var::kDebug, "STRATACL_DEBUG", true, 0, 2, "log level: 0 errors, 1 info, 2 trace"},
+    {Var::kNtMinBytes, "STRATACL_NT_MIN_BYTES", K::kNumber, 0, 1024 * kGiB, 32 * kMiB, nullptr,
+     {}, "smallest output per rank whose copies use non-temporal stores (0: never)"},
+    {Var::kIsa, "STRATACL_ISA", K::kChoice, 0, 0, 0, nullptr, kIsaChoices,
+     "reduction kernels: auto, avx512, avx2 or scalar (the best supported at or below)"},
+    {Var::kBootstrapAddr, "STRATACL_BOOTSTRAP_ADDR", K::kText, 0, 0, 0, nullptr, {},
+     "address sclGetUniqueId's rendezvous root listens on (default: loopback)"},
+    {Var::kHostId, "STRATACL_HOST_ID", K::kText, 0, 0, 0, nullptr, {},
+     "overrides this host's identity: ranks with equal ids share memory"},
+    {Var::kDebug, "STRATACL_DEBUG", K::kNumber, 0, 2, 0, nullptr, {},
+     "log level: 0 errors, 1 info, 2 trace"},
 };
 static_assert(std::size(kVars) == size_t(Var::kCount));
 
-int64_t default_value(Var v) {
-  switch (v) {
-    case Var::kTimeoutMs:
-      return 300 * 1000;
-    case Var::kThreads:
-      return 1;
-    case Var::kCopyEngines:
-      return 0;
-    case Var::kStagingBytes:
-      return 32 * kMiB;
-    case Var::kHeapBytes:
-      return default_heap_bytes();
-    case Var::kSpinNs:
-      return -1;
-    case Var::kOneShotMaxBytes:
-      return -1;
-    case Var::kEagerMaxBytes:
-      return 512;  // measured crossover with the zero-copy path: docs/PERFORMANCE.md
-    case Var::kNtMinBytes:
-      return 32 * kMiB;
-    case Var::kDebug:
-      return 0;
-    default:
-      return 0;
+Setting default_setting(const VarSpec& s) {
+  Setting out;
+  switch (s.kind) {
+    case K::kNumber:
+      out.value = s.computed_default ? s.computed_default() : s.number_default;
+      out.text = std::to_string(out.value);
+      break;
+    case K::kChoice:
+      out.text = s.choices[0];
+      break;
+    case K::kText:
+      break;
   }
+  return out;
 }
 
-Result<Setting> read_env(Var v) {
-  const VarSpec& s = spec(v);
-  Setting out;
+Result<Setting> read_env(const VarSpec& s) {
   const char* text = std::getenv(s.name);
-  if (!text || !*text) {
-    out.value = default_value(v);
-    out.text = s.numeric ? std::to_string(out.value) : "auto";
-    return out;
-  }
-  out.source = Source::kEnvironment;
-  out.text = text;
-  if (s.numeric) {
-    Result<int64_t> n = parse_number(s, text);
-    if (!n.ok()) return n.status();
-    out.value = *n;
-  }
+  if (!text || !*text) return default_setting(s);
+  Result<Setting> out = parse_setting(s, text);
+  if (out.ok()) out->source = Source::kEnvironment;
   return out;
 }
 
@@ -104,28 +95,40 @@ const char* source_name(Source s) {
 std::span<const VarSpec> all_vars() { return kVars; }
 const VarSpec& spec(Var v) { return kVars[int(v)]; }
 
-Result<int64_t> parse_number(const VarSpec& s, const char* text) {
-  errno = 0;
-  char* end = nullptr;
-  long long n = std::strtoll(text, &end, 10);
-  if (end == text || errno == ERANGE) {
-    return Errorf(sclInvalidArgument, "%s=\"%s\" is not a number", s.name, text);
+Result<Setting> parse_setting(const VarSpec& s, const char* text) {
+  Setting out;
+  out.text = text;
+  switch (s.kind) {
+    case K::kNumber: {
+      long long n = 0;
+      const int rc = scl_parse_byte_size(text, &n);
+      if (rc == -1) {
+        return Errorf(sclInvalidArgument,
+                      "%s=\"%s\" is not a number (digits, optionally with K, M or G)", s.name,
+                      text);
+      }
+      if (rc != 0 || n < s.min || n > s.max) {
+        return Errorf(sclInvalidArgument, "%s=\"%s\" is out of range [%lld, %lld]", s.name, text,
+                      (long long)s.min, (long long)s.max);
+      }
+      out.value = n;
+      return out;
+    }
+    case K::kChoice: {
+      std::string all;
+      for (size_t i = 0; i < s.choices.size(); ++i) {
+        if (std::strcmp(text, s.choices[i]) == 0) {
+          out.value = int64_t(i);
+          return out;
+        }
+        all += (i ? ", " : "") + std::string(s.choices[i]);
+      }
+      return Errorf(sclInvalidArgument, "%s=\"%s\" is not one of: %s", s.name, text, all.c_str());
+    }
+    case K::kText:
+      return out;
   }
-  int64_t scale = 1;
-  if (*end == 'K' || *end == 'k')
-    scale = kKiB, ++end;
-  else if (*end == 'M' || *end == 'm')
-    scale = kMiB, ++end;
-  else if (*end == 'G' || *end == 'g')
-    scale = kGiB, ++end;
-  if (*end != '\0') {
-    return Errorf(sclInvalidArgument, "%s=\"%s\": unexpected \"%s\"", s.name, text, end);
-  }
-  if (__builtin_mul_overflow(n, scale, &n) || n < s.min || n > s.max) {
-    return Errorf(sclInvalidArgument, "%s=\"%s\" is out of range [%lld, %lld]", s.name, text,
-                  (long long)s.min, (long long)s.max);
-  }
-  return int64_t(n);
+  return out;
 }
 
 Result<Setting> process_setting(Var v) {
@@ -134,14 +137,24 @@ Result<Setting> process_setting(Var v) {
   static Result<Setting>* cache[size_t(Var::kCount)];
   std::call_once(once, [] {
     for (size_t i = 0; i < size_t(Var::kCount); ++i)
-      cache[i] = new Result<Setting>(read_env(Var(i)));
+      cache[i] = new Result<Setting>(read_env(kVars[i]));
   });
   return *cache[int(v)];
 }
 
 int64_t process_value(Var v) {
   Result<Setting> s = process_setting(v);
-  return s.ok() ? s->value : default_value(v);
+  return s.ok() ? s->value : default_setting(spec(v)).value;
+}
+
+std::string process_text(Var v) {
+  Result<Setting> s = process_setting(v);
+  return s.ok() ? s->text : default_setting(spec(v)).text;
+}
+
+Status check_environment() {
+  for (const VarSpec& s : kVars) SCL_TRY(process_setting(s.id).status());
+  return Status::Ok();
 }
 
 Result<CommConfig> resolve_comm_config(const sclConfig_t* user) {

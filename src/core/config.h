@@ -1,6 +1,8 @@
-// One typed registry of every STRATACL_* variable. Each value records where it came from
-// (built-in default, environment, or the sclConfig_t of a communicator), so scl-info can print
-// the whole configuration truthfully.
+// One typed registry of every STRATACL_* configuration variable: its kind, range or choices,
+// default and meaning live in one table row. Each value records where it came from (built-in
+// default, environment, or the sclConfig_t of a communicator), so scl-info can print the whole
+// configuration truthfully. (The launcher's own variables, such as STRATACL_RANK, are a protocol
+// between stratarun and the library, not configuration: bootstrap/launcher_env.h reads them.)
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,8 @@ enum class Var : int {
   kEagerMaxBytes,
   kNtMinBytes,
   kIsa,
+  kBootstrapAddr,
+  kHostId,
   kDebug,
   kCount
 };
@@ -30,17 +34,26 @@ enum class Var : int {
 enum class Source { kDefault, kEnvironment, kConfig };
 const char* source_name(Source s);
 
+enum class VarKind {
+  kNumber,  // an integer with optional K/M/G suffix, range-checked
+  kChoice,  // one word of `choices`
+  kText     // free text (an address, a host identity); empty means unset
+};
+
 struct VarSpec {
   Var id;
-  const char* name;  // environment variable
-  bool numeric;      // numeric variables are range-checked; others are free text
-  int64_t min, max;
+  const char* name;  // the environment variable
+  VarKind kind;
+  int64_t min, max;                  // kNumber: the accepted range
+  int64_t number_default;            // kNumber: the default, unless computed_default is set
+  int64_t (*computed_default)();     // kNumber: a default that depends on the machine
+  std::span<const char* const> choices;  // kChoice: choices[0] is the default
   const char* help;
 };
 
 struct Setting {
-  int64_t value = 0;
-  std::string text;  // the raw text for non-numeric variables
+  int64_t value = 0;  // kNumber: the number; kChoice: the index of the choice
+  std::string text;   // as given (or the default, printed)
   Source source = Source::kDefault;
 };
 
@@ -50,10 +63,15 @@ const VarSpec& spec(Var v);
 // Process-wide value (environment over default), parsed once; a malformed value is an error
 // that names the variable.
 Result<Setting> process_setting(Var v);
-int64_t process_value(Var v);  // for variables whose parse was already validated at init
+// For variables whose parse was already validated (check_environment); the default otherwise.
+int64_t process_value(Var v);
+std::string process_text(Var v);
+// Every STRATACL_* variable parses: communicator init calls this, so a typo anywhere is an error
+// that names the variable instead of a silent default.
+Status check_environment();
 
-// Parses one value with K/M/G suffixes (powers of 1024) and range checks. Exposed for tests.
-Result<int64_t> parse_number(const VarSpec& s, const char* text);
+// Parses one value of `s` as its kind says, with range or choice checks. Exposed for tests.
+Result<Setting> parse_setting(const VarSpec& s, const char* text);
 
 // The settings that belong to one communicator: sclConfig_t fields win over the environment.
 struct CommConfig {

@@ -5,9 +5,8 @@
 #endif
 
 #include <cassert>
-#include <cstdlib>
-#include <cstring>
 
+#include "core/config.h"
 #include "reduce/reduce.h"
 
 namespace stratacl::reduce {
@@ -50,14 +49,12 @@ Isa clamp_to_supported(Isa isa) {
   return static_cast<Isa>(i);
 }
 
+// STRATACL_ISA's choices are auto, avx512, avx2, scalar (core/config.cc): auto and avx512 ask
+// for the best there is.
 Isa pick_active_isa() {
-  Isa want = Isa::kAvx512;
-  if (const char* env = std::getenv("STRATACL_ISA")) {
-    if (std::strcmp(env, "scalar") == 0) want = Isa::kScalar;
-    if (std::strcmp(env, "avx2") == 0) want = Isa::kAvx2;
-    // "avx512" and anything unrecognised: the best available.
-  }
-  return clamp_to_supported(want);
+  constexpr Isa kWanted[] = {Isa::kAvx512, Isa::kAvx512, Isa::kAvx2, Isa::kScalar};
+  const int64_t choice = process_value(Var::kIsa);
+  return clamp_to_supported(kWanted[choice >= 0 && choice < 4 ? choice : 0]);
 }
 
 KernelFn kernel_for(Isa isa) {

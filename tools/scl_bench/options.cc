@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "collectives.h"
+#include "core/byte_size.h"
 #include "datatypes.h"
 
 namespace stratacl::bench {
@@ -43,33 +44,12 @@ bool IsShortFlag(char c) {
   return false;
 }
 
-// A decimal number with an optional K, M or G suffix (powers of 1024).
+// A decimal number with an optional K, M or G suffix (powers of 1024), not negative.
 std::optional<size_t> ParseSize(std::string_view text) {
-  size_t shift = 0;
-  if (!text.empty()) {
-    switch (text.back()) {
-      case 'K':
-      case 'k':
-        shift = 10;
-        break;
-      case 'M':
-      case 'm':
-        shift = 20;
-        break;
-      case 'G':
-      case 'g':
-        shift = 30;
-        break;
-      default:
-        break;
-    }
-    if (shift != 0) text.remove_suffix(1);
-  }
-  size_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  if (value > (std::numeric_limits<size_t>::max() >> shift)) return std::nullopt;
-  return value << shift;
+  const std::string copy(text);  // scl_parse_byte_size reads a NUL-terminated string
+  long long value = 0;
+  if (scl_parse_byte_size(copy.c_str(), &value) != 0 || value < 0) return std::nullopt;
+  return size_t(value);
 }
 
 std::optional<long long> ParseInteger(std::string_view text) {

@@ -1,4 +1,4 @@
-#include "core/communicator.h"
+#include "comm/communicator.h"
 
 #include <fcntl.h>
 #include <time.h>

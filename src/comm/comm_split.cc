@@ -6,7 +6,7 @@
 
 #include "coll/round.h"
 #include "coll/step.h"
-#include "core/communicator.h"
+#include "comm/communicator.h"
 #include "fabric/heap.h"
 
 namespace stratacl {
