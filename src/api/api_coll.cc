@@ -1,11 +1,13 @@
 // C entry points: collectives and point-to-point. Each validates every argument (naming the one
-// at fault, with no side effect) and then submits the call.
+// at fault, with no side effect), classifies its buffers once (heap, registered or foreign), and
+// then submits the call.
 #include <algorithm>
 #include <variant>
 
 #include "api/handles.h"
 #include "api/submit.h"
 #include "api/validate.h"
+#include "fabric/heap.h"
 
 using namespace stratacl;
 using namespace stratacl::api;
@@ -15,15 +17,21 @@ namespace {
 // What a validated entry point submits: a collective or one point-to-point op.
 using Work = std::variant<Call, P2POp>;
 
-// Common preamble: a live communicator, a live (or NULL) stream and a valid dtype.
+// A live communicator, and what validation needs of it.
 struct Entry {
   Communicator* comm;
   int n() const { return comm->nranks(); }
   int rank() const { return comm->rank(); }
+  MemKind kind(const void* p, size_t bytes) const {
+    return classify(p, bytes, existing_heap(), &comm->registrations());
+  }
 };
 
+// Common preamble: not a forked child, a live communicator, a live (or NULL) stream and a valid
+// dtype.
 template <typename Validate>
 sclResult_t enter(sclComm_t c, sclStream_t s, const sclDataType_t& t, Validate&& validate) {
+  if (auto r = refused_in_child()) return *r;
   Communicator* comm = find_comm(c);
   if (!comm)
     return report(nullptr, Errorf(sclInvalidArgument, "comm: %p is NULL or not a live communicator",
@@ -37,20 +45,43 @@ sclResult_t enter(sclComm_t c, sclStream_t s, const sclDataType_t& t, Validate&&
   return std::visit([&](const auto& w) { return submit(comm, s, w); }, *work);
 }
 
-Call make_call(Coll coll, sclDataType_t t, sclRedOp_t op, int root, size_t count, const void* send,
-               void* recv) {
+// A call whose send buffer spans `send_bytes` and receive buffer `recv_bytes` (either may be
+// null on ranks that do not use it).
+Call make_call(const Entry& e, Coll coll, sclDataType_t t, sclRedOp_t op, int root, size_t count,
+               const void* send, size_t send_bytes, void* recv, size_t recv_bytes) {
   Call c;
   c.coll = coll;
   c.dtype = t;
   c.op = op;
   c.root = root;
   c.count = count;
-  c.send = static_cast<const char*>(send);
+  c.send = LocalBuffer{static_cast<const char*>(send), e.kind(send, send_bytes)};
   c.recv = static_cast<char*>(recv);
+  c.recv_kind = e.kind(recv, recv_bytes);
   return c;
 }
 
 const char* at(const void* base, size_t bytes) { return static_cast<const char*>(base) + bytes; }
+
+// A buffer argument as validation sees it.
+struct Arg {
+  const char* name;
+  const void* ptr;
+  size_t bytes;
+};
+
+// Rooted calls (broadcast, reduce, gather, scatter): `each` is the buffer every rank passes,
+// `at_root` the one only the root passes (ignored elsewhere). At the root they may overlap only
+// in the in-place layout, with `each` at `in_place`.
+Status check_rooted(const Entry& e, int root, sclDataType_t t, const Arg& each, const Arg& at_root,
+                    const void* in_place) {
+  SCL_TRY(check_rank("root", root, e.n()));
+  SCL_TRY(check_buffer(each.name, each.ptr, each.bytes, t));
+  if (e.rank() != root) return Status::Ok();
+  SCL_TRY(check_buffer(at_root.name, at_root.ptr, at_root.bytes, t));
+  return check_overlap(each.name, each.ptr, each.bytes, at_root.name, at_root.ptr, at_root.bytes,
+                       in_place);
+}
 
 }  // namespace
 
@@ -58,30 +89,28 @@ extern "C" {
 
 sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                          sclRedOp_t op, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry&) -> Result<Work> {
+  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
     SCL_TRY(check_op(op));
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(check_buffer("sendbuff", sendbuff, bytes, datatype));
     SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
     SCL_TRY(check_overlap("sendbuff", sendbuff, bytes, "recvbuff", recvbuff, bytes, recvbuff));
-    return Work{make_call(Coll::kAllReduce, datatype, op, 0, count, sendbuff, recvbuff)};
+    return Work{
+        make_call(e, Coll::kAllReduce, datatype, op, 0, count, sendbuff, bytes, recvbuff, bytes)};
   });
 }
 
 sclResult_t sclBroadcast(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                          int root, sclComm_t comm, sclStream_t stream) {
   return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
-    SCL_TRY(check_rank("root", root, e.n()));
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
-    const bool is_root = e.rank() == root;
-    if (is_root) SCL_TRY(check_buffer("sendbuff", sendbuff, bytes, datatype));
-    SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
-    if (is_root)
-      SCL_TRY(check_overlap("sendbuff", sendbuff, bytes, "recvbuff", recvbuff, bytes, recvbuff));
-    return Work{make_call(Coll::kBroadcast, datatype, sclSum, root, count,
-                          is_root ? sendbuff : nullptr, recvbuff)};
+    SCL_TRY(check_rooted(e, root, datatype, Arg{"recvbuff", recvbuff, bytes},
+                         Arg{"sendbuff", sendbuff, bytes}, sendbuff));
+    const void* send = e.rank() == root ? sendbuff : nullptr;
+    return Work{make_call(e, Coll::kBroadcast, datatype, sclSum, root, count, send, bytes, recvbuff,
+                          bytes)};
   });
 }
 
@@ -89,32 +118,56 @@ sclResult_t sclReduce(const void* sendbuff, void* recvbuff, size_t count, sclDat
                       sclRedOp_t op, int root, sclComm_t comm, sclStream_t stream) {
   return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
     SCL_TRY(check_op(op));
-    SCL_TRY(check_rank("root", root, e.n()));
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
-    const bool is_root = e.rank() == root;
-    SCL_TRY(check_buffer("sendbuff", sendbuff, bytes, datatype));
-    if (is_root) {
-      SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
-      SCL_TRY(check_overlap("sendbuff", sendbuff, bytes, "recvbuff", recvbuff, bytes, recvbuff));
-    }
-    return Work{make_call(Coll::kReduce, datatype, op, root, count, sendbuff,
-                          is_root ? recvbuff : nullptr)};
+    SCL_TRY(check_rooted(e, root, datatype, Arg{"sendbuff", sendbuff, bytes},
+                         Arg{"recvbuff", recvbuff, bytes}, recvbuff));
+    void* recv = e.rank() == root ? recvbuff : nullptr;
+    return Work{
+        make_call(e, Coll::kReduce, datatype, op, root, count, sendbuff, bytes, recv, bytes)};
+  });
+}
+
+sclResult_t sclGather(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
+                      int root, sclComm_t comm, sclStream_t stream) {
+  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+    size_t bytes, total;
+    SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
+    SCL_TRY(byte_size("count", count, size_t(e.n()), datatype, &total));
+    SCL_TRY(check_rooted(e, root, datatype, Arg{"sendbuff", sendbuff, bytes},
+                         Arg{"recvbuff", recvbuff, total}, at(recvbuff, size_t(root) * bytes)));
+    void* recv = e.rank() == root ? recvbuff : nullptr;
+    return Work{
+        make_call(e, Coll::kGather, datatype, sclSum, root, count, sendbuff, bytes, recv, total)};
+  });
+}
+
+sclResult_t sclScatter(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
+                       int root, sclComm_t comm, sclStream_t stream) {
+  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+    size_t bytes, total;
+    SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
+    SCL_TRY(byte_size("count", count, size_t(e.n()), datatype, &total));
+    SCL_TRY(check_rooted(e, root, datatype, Arg{"recvbuff", recvbuff, bytes},
+                         Arg{"sendbuff", sendbuff, total}, at(sendbuff, size_t(root) * bytes)));
+    const void* send = e.rank() == root ? sendbuff : nullptr;
+    return Work{
+        make_call(e, Coll::kScatter, datatype, sclSum, root, count, send, total, recvbuff, bytes)};
   });
 }
 
 sclResult_t sclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                          sclDataType_t datatype, sclComm_t comm, sclStream_t stream) {
   return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
-    size_t bytes;
+    size_t bytes, total;
     SCL_TRY(byte_size("sendcount", sendcount, 1, datatype, &bytes));
-    size_t total;
     SCL_TRY(byte_size("sendcount", sendcount, size_t(e.n()), datatype, &total));
     SCL_TRY(check_buffer("sendbuff", sendbuff, bytes, datatype));
     SCL_TRY(check_buffer("recvbuff", recvbuff, total, datatype));
     SCL_TRY(check_overlap("sendbuff", sendbuff, bytes, "recvbuff", recvbuff, total,
                           at(recvbuff, size_t(e.rank()) * bytes)));
-    return Work{make_call(Coll::kAllGather, datatype, sclSum, 0, sendcount, sendbuff, recvbuff)};
+    return Work{make_call(e, Coll::kAllGather, datatype, sclSum, 0, sendcount, sendbuff, bytes,
+                          recvbuff, total)};
   });
 }
 
@@ -123,15 +176,15 @@ sclResult_t sclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvco
                              sclStream_t stream) {
   return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
     SCL_TRY(check_op(op));
-    size_t bytes;
+    size_t bytes, total;
     SCL_TRY(byte_size("recvcount", recvcount, 1, datatype, &bytes));
-    size_t total;
     SCL_TRY(byte_size("recvcount", recvcount, size_t(e.n()), datatype, &total));
     SCL_TRY(check_buffer("sendbuff", sendbuff, total, datatype));
     SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
     SCL_TRY(check_overlap("recvbuff", recvbuff, bytes, "sendbuff", sendbuff, total,
                           at(sendbuff, size_t(e.rank()) * bytes)));
-    return Work{make_call(Coll::kReduceScatter, datatype, op, 0, recvcount, sendbuff, recvbuff)};
+    return Work{make_call(e, Coll::kReduceScatter, datatype, op, 0, recvcount, sendbuff, total,
+                          recvbuff, bytes)};
   });
 }
 
@@ -143,7 +196,8 @@ sclResult_t sclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, sclD
     SCL_TRY(check_buffer("sendbuff", sendbuff, total, datatype));
     SCL_TRY(check_buffer("recvbuff", recvbuff, total, datatype));
     SCL_TRY(check_overlap("sendbuff", sendbuff, total, "recvbuff", recvbuff, total, nullptr));
-    return Work{make_call(Coll::kAlltoAll, datatype, sclSum, 0, count, sendbuff, recvbuff)};
+    return Work{make_call(e, Coll::kAlltoAll, datatype, sclSum, 0, count, sendbuff, total, recvbuff,
+                          total)};
   });
 }
 
@@ -174,49 +228,10 @@ sclResult_t sclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const 
     SCL_TRY(check_buffer("recvbuff", recvbuff, extent[1], datatype));
     SCL_TRY(
         check_overlap("sendbuff", sendbuff, extent[0], "recvbuff", recvbuff, extent[1], nullptr));
-    Call c = make_call(Coll::kAlltoAllv, datatype, sclSum, 0, 0, sendbuff, recvbuff);
+    Call c = make_call(e, Coll::kAlltoAllv, datatype, sclSum, 0, 0, sendbuff, extent[0], recvbuff,
+                       extent[1]);
     c.sendcounts = sendcounts, c.sdispls = sdispls, c.recvcounts = recvcounts, c.rdispls = rdispls;
     return Work{c};
-  });
-}
-
-sclResult_t sclGather(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
-                      int root, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
-    SCL_TRY(check_rank("root", root, e.n()));
-    size_t bytes;
-    SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
-    size_t total;
-    SCL_TRY(byte_size("count", count, size_t(e.n()), datatype, &total));
-    const bool is_root = e.rank() == root;
-    SCL_TRY(check_buffer("sendbuff", sendbuff, bytes, datatype));
-    if (is_root) {
-      SCL_TRY(check_buffer("recvbuff", recvbuff, total, datatype));
-      SCL_TRY(check_overlap("sendbuff", sendbuff, bytes, "recvbuff", recvbuff, total,
-                            at(recvbuff, size_t(root) * bytes)));
-    }
-    return Work{make_call(Coll::kGather, datatype, sclSum, root, count, sendbuff,
-                          is_root ? recvbuff : nullptr)};
-  });
-}
-
-sclResult_t sclScatter(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
-                       int root, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
-    SCL_TRY(check_rank("root", root, e.n()));
-    size_t bytes;
-    SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
-    size_t total;
-    SCL_TRY(byte_size("count", count, size_t(e.n()), datatype, &total));
-    const bool is_root = e.rank() == root;
-    SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
-    if (is_root) {
-      SCL_TRY(check_buffer("sendbuff", sendbuff, total, datatype));
-      SCL_TRY(check_overlap("recvbuff", recvbuff, bytes, "sendbuff", sendbuff, total,
-                            at(sendbuff, size_t(root) * bytes)));
-    }
-    return Work{make_call(Coll::kScatter, datatype, sclSum, root, count,
-                          is_root ? sendbuff : nullptr, recvbuff)};
   });
 }
 
@@ -227,8 +242,8 @@ sclResult_t sclSend(const void* sendbuff, size_t count, sclDataType_t datatype, 
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(check_buffer("sendbuff", sendbuff, bytes, datatype));
-    P2POp op{true, peer, static_cast<const char*>(sendbuff), nullptr, count, datatype};
-    return Work{op};
+    const LocalBuffer send{static_cast<const char*>(sendbuff), e.kind(sendbuff, bytes)};
+    return Work{P2POp{true, peer, send, nullptr, count, datatype}};
   });
 }
 
@@ -239,14 +254,13 @@ sclResult_t sclRecv(void* recvbuff, size_t count, sclDataType_t datatype, int pe
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
-    P2POp op{false, peer, nullptr, static_cast<char*>(recvbuff), count, datatype};
-    return Work{op};
+    return Work{P2POp{false, peer, LocalBuffer{}, static_cast<char*>(recvbuff), count, datatype}};
   });
 }
 
 sclResult_t sclBarrier(sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, sclUint8, [&](const Entry&) -> Result<Work> {
-    return Work{make_call(Coll::kBarrier, sclUint8, sclSum, 0, 0, nullptr, nullptr)};
+  return enter(comm, stream, sclUint8, [&](const Entry& e) -> Result<Work> {
+    return Work{make_call(e, Coll::kBarrier, sclUint8, sclSum, 0, 0, nullptr, 0, nullptr, 0)};
   });
 }
 

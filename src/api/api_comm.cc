@@ -13,6 +13,7 @@ using stratacl::api::report;
 namespace {
 
 sclResult_t init(sclComm_t* out, const InitRequest& req) {
+  if (auto r = api::refused_in_child()) return *r;
   if (!out) return report(nullptr, Errorf(sclInvalidArgument, "comm: NULL output pointer"));
   *out = nullptr;
   if (req.nranks < 1)
@@ -21,19 +22,38 @@ sclResult_t init(sclComm_t* out, const InitRequest& req) {
     return report(nullptr, Errorf(sclInvalidArgument, "rank: %d is out of range [0, %d)", req.rank,
                                   req.nranks));
   }
-  Result<std::unique_ptr<Communicator>> c = Communicator::create(req);
+  Result<std::shared_ptr<Communicator>> c = Communicator::create(req);
   if (!c.ok()) return report(nullptr, c.status());
-  Communicator* comm = c->release();
-  api::register_comm(comm);
-  *out = comm;
+  *out = c->get();
+  api::register_comm(std::move(*c));
   return sclSuccess;
 }
 
-Communicator* lookup(sclComm_t comm, Status* err) {
+Status not_live(sclComm_t comm) {
+  return Errorf(sclInvalidArgument, "comm: %p is NULL or not a live communicator", (void*)comm);
+}
+
+// The preamble of the life-cycle entry points: not a forked child, a live communicator.
+Communicator* lookup(sclComm_t comm, sclResult_t* refused) {
+  if (auto r = api::refused_in_child()) {
+    *refused = *r;
+    return nullptr;
+  }
   Communicator* c = api::find_comm(comm);
-  if (!c)
-    *err = Errorf(sclInvalidArgument, "comm: %p is NULL or not a live communicator", (void*)comm);
+  if (!c) *refused = report(nullptr, not_live(comm));
   return c;
+}
+
+// Destroy and abort: the handle goes first, so no new call can find the communicator.
+sclResult_t end(sclComm_t comm, bool abort) {
+  sclResult_t refused;
+  Communicator* c = lookup(comm, &refused);
+  if (!c) return refused;
+  std::shared_ptr<Communicator> held = api::unregister_comm(c);
+  if (!held) return report(nullptr, not_live(comm));  // another thread ended it first
+  if (abort) held->abort();
+  held->destroy();
+  return sclSuccess;
 }
 
 }  // namespace
@@ -76,11 +96,12 @@ const char* sclGetLastError(sclComm_t comm) {
   if (!c) return api::thread_error();
   // The string lives in thread-local storage so the pointer stays valid after the call.
   thread_local std::string text;
-  text = c->last_error();
+  text = c->errors().last();
   return text.c_str();
 }
 
 sclResult_t sclGetUniqueId(sclUniqueId* uniqueId) {
+  if (auto r = api::refused_in_child()) return *r;
   if (!uniqueId) return report(nullptr, Errorf(sclInvalidArgument, "uniqueId: NULL pointer"));
   Result<sclUniqueId> id = bootstrap::serve_new_unique_id(process_value(Var::kTimeoutMs));
   if (!id.ok()) return report(nullptr, id.status());
@@ -109,87 +130,64 @@ sclResult_t sclCommInitRank(sclComm_t* comm, int nranks, sclUniqueId commId, int
 }
 
 sclResult_t sclCommInitFromEnv(sclComm_t* comm) {
-  Result<bootstrap::LaunchEnv> env = bootstrap::read_launch_env();
+  if (auto r = api::refused_in_child()) return *r;
+  Result<bootstrap::LaunchEnv> env = bootstrap::next_env_launch();
   if (!env.ok()) return report(nullptr, env.status());
-  // Every rank calls this in the same order, so the k-th call of each rank forms the k-th
-  // communicator: its secret is the job secret mixed with k, so a late hello for one can never
-  // join another. The inherited root socket serves the first; later ones bind the same address.
-  static std::atomic<uint64_t> generation{0};
-  const uint64_t k = generation.fetch_add(1);
   InitRequest req;
   req.nranks = env->nranks;
   req.rank = env->rank;
   req.id = env->id;
-  req.id.secret = bootstrap::secret_for_generation(env->id.secret, k);
   req.serve_root = env->serve_root;
-  req.root_fd = k == 0 ? env->root_fd : -1;
+  req.root_fd = env->root_fd;
   return init(comm, req);
 }
 
 sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
                          sclConfig_t* config) {
-  Status err;
-  Communicator* c = lookup(comm, &err);
-  if (!c) return report(nullptr, err);
+  sclResult_t refused;
+  Communicator* c = lookup(comm, &refused);
+  if (!c) return refused;
   if (!newcomm) return report(c, Errorf(sclInvalidArgument, "newcomm: NULL output pointer"));
   *newcomm = nullptr;
   if (color < 0 && color != SCL_SPLIT_NOCOLOR) {
     return report(c,
                   Errorf(sclInvalidArgument, "color: %d (use >= 0 or SCL_SPLIT_NOCOLOR)", color));
   }
-  Result<std::unique_ptr<Communicator>> child = c->split(color, key, config);
+  Result<std::shared_ptr<Communicator>> child = c->split(c->issue(), color, key, config);
   if (!child.ok()) return report(c, child.status());
   if (*child) {
-    Communicator* n = child->release();
-    api::register_comm(n);
-    *newcomm = n;
+    *newcomm = child->get();
+    api::register_comm(std::move(*child));
   }
   return sclSuccess;
 }
 
-sclResult_t sclCommDestroy(sclComm_t comm) {
-  Status err;
-  Communicator* c = lookup(comm, &err);
-  if (!c) return report(nullptr, err);
-  api::unregister_comm(c);
-  c->destroy();
-  delete c;
-  return sclSuccess;
-}
+sclResult_t sclCommDestroy(sclComm_t comm) { return end(comm, false); }
 
-sclResult_t sclCommAbort(sclComm_t comm) {
-  Status err;
-  Communicator* c = lookup(comm, &err);
-  if (!c) return report(nullptr, err);
-  api::unregister_comm(c);
-  c->abort();
-  c->destroy();
-  delete c;
-  return sclSuccess;
-}
+sclResult_t sclCommAbort(sclComm_t comm) { return end(comm, true); }
 
 sclResult_t sclCommGetAsyncError(sclComm_t comm, sclResult_t* asyncError) {
-  Status err;
-  Communicator* c = lookup(comm, &err);
-  if (!c) return report(nullptr, err);
+  sclResult_t refused;
+  Communicator* c = lookup(comm, &refused);
+  if (!c) return refused;
   if (!asyncError) return report(c, Errorf(sclInvalidArgument, "asyncError: NULL pointer"));
-  *asyncError = c->async_error();
+  *asyncError = c->errors().async();
   return sclSuccess;
 }
 
 sclResult_t sclCommCount(const sclComm_t comm, int* count) {
-  Status err;
-  Communicator* c = lookup(comm, &err);
-  if (!c) return report(nullptr, err);
+  sclResult_t refused;
+  Communicator* c = lookup(comm, &refused);
+  if (!c) return refused;
   if (!count) return report(c, Errorf(sclInvalidArgument, "count: NULL pointer"));
   *count = c->nranks();
   return sclSuccess;
 }
 
 sclResult_t sclCommUserRank(const sclComm_t comm, int* rank) {
-  Status err;
-  Communicator* c = lookup(comm, &err);
-  if (!c) return report(nullptr, err);
+  sclResult_t refused;
+  Communicator* c = lookup(comm, &refused);
+  if (!c) return refused;
   if (!rank) return report(c, Errorf(sclInvalidArgument, "rank: NULL pointer"));
   *rank = c->rank();
   return sclSuccess;

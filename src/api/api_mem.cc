@@ -8,6 +8,7 @@ using stratacl::api::report;
 extern "C" {
 
 sclResult_t sclMemAlloc(void** ptr, size_t size) {
+  if (auto r = api::refused_in_child()) return *r;
   if (!ptr) return report(nullptr, Errorf(sclInvalidArgument, "ptr: NULL output pointer"));
   *ptr = nullptr;
   if (size == 0) return report(nullptr, Errorf(sclInvalidArgument, "size: 0 bytes"));
@@ -21,6 +22,7 @@ sclResult_t sclMemAlloc(void** ptr, size_t size) {
 
 sclResult_t sclMemFree(void* ptr) {
   if (!ptr) return sclSuccess;  // like free(NULL)
+  if (auto r = api::refused_in_child()) return *r;
   Heap* heap = existing_heap();
   if (!heap)
     return report(nullptr, Errorf(sclInvalidArgument, "ptr: %p is not from sclMemAlloc", ptr));
@@ -28,6 +30,7 @@ sclResult_t sclMemFree(void* ptr) {
 }
 
 sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void** handle) {
+  if (auto r = api::refused_in_child()) return *r;
   Communicator* c = api::find_comm(comm);
   if (!c)
     return report(nullptr,
@@ -44,6 +47,7 @@ sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void*
 }
 
 sclResult_t sclCommDeregister(const sclComm_t comm, void* handle) {
+  if (auto r = api::refused_in_child()) return *r;
   Communicator* c = api::find_comm(comm);
   if (!c)
     return report(nullptr,

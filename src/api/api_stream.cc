@@ -8,6 +8,7 @@ using stratacl::api::report;
 extern "C" {
 
 sclResult_t sclStreamCreate(sclStream_t* stream) {
+  if (auto r = api::refused_in_child()) return *r;
   if (!stream) return report(nullptr, Errorf(sclInvalidArgument, "stream: NULL output pointer"));
   auto* s = new Stream();
   api::register_stream(s);
@@ -16,6 +17,7 @@ sclResult_t sclStreamCreate(sclStream_t* stream) {
 }
 
 sclResult_t sclStreamDestroy(sclStream_t stream) {
+  if (auto r = api::refused_in_child()) return *r;
   Stream* s = api::find_stream(stream);
   if (!s)
     return report(nullptr,
@@ -26,6 +28,7 @@ sclResult_t sclStreamDestroy(sclStream_t stream) {
 }
 
 sclResult_t sclStreamSynchronize(sclStream_t stream) {
+  if (auto r = api::refused_in_child()) return *r;
   if (!stream) return sclSuccess;  // the NULL stream never has pending work
   Stream* s = api::find_stream(stream);
   if (!s)
@@ -35,6 +38,7 @@ sclResult_t sclStreamSynchronize(sclStream_t stream) {
 }
 
 sclResult_t sclStreamQuery(sclStream_t stream) {
+  if (auto r = api::refused_in_child()) return *r;
   if (!stream) return sclSuccess;
   Stream* s = api::find_stream(stream);
   if (!s)
@@ -44,7 +48,13 @@ sclResult_t sclStreamQuery(sclStream_t stream) {
   return report(nullptr, s->first_error());
 }
 
-sclResult_t sclGroupStart(void) { return api::group_start(); }
-sclResult_t sclGroupEnd(void) { return api::group_end(); }
+sclResult_t sclGroupStart(void) {
+  if (auto r = api::refused_in_child()) return *r;
+  return api::group_start();
+}
+sclResult_t sclGroupEnd(void) {
+  if (auto r = api::refused_in_child()) return *r;
+  return api::group_end();
+}
 
 }  // extern "C"

@@ -3,53 +3,77 @@
 #include <atomic>
 #include <mutex>
 #include <shared_mutex>
+#include <unordered_map>
 #include <unordered_set>
+
+#include "fabric/fork_guard.h"
 
 namespace stratacl::api {
 namespace {
 std::shared_mutex g_mu;
-std::unordered_set<const void*>& live() {
+std::unordered_map<const void*, std::shared_ptr<Communicator>>& comms() {
+  static auto* m = new std::unordered_map<const void*, std::shared_ptr<Communicator>>();
+  return *m;
+}
+std::unordered_set<const void*>& streams() {
   static auto* s = new std::unordered_set<const void*>();
   return *s;
 }
-// Handles unregistered so far (written under g_mu): a thread's last successful lookup of a
-// communicator stays valid while it holds, so a call needs no lock to validate its handle.
+// Communicators unregistered so far (written under g_mu): a thread's last lookup stays valid
+// while it holds, so a call needs no lock to validate its handle.
 std::atomic<uint64_t> g_unregistered{0};
-thread_local const void* t_last_comm = nullptr;
+thread_local std::shared_ptr<Communicator> t_last_comm;
 thread_local uint64_t t_last_comm_at = 0;
 thread_local std::string t_error;
 }  // namespace
 
-void register_comm(Communicator* c) {
+void register_comm(std::shared_ptr<Communicator> c) {
   std::unique_lock lock(g_mu);
-  live().insert(static_cast<sclComm*>(c));
+  const void* key = static_cast<sclComm*>(c.get());
+  comms().emplace(key, std::move(c));
 }
-void unregister_comm(Communicator* c) {
+
+std::shared_ptr<Communicator> unregister_comm(Communicator* c) {
   std::unique_lock lock(g_mu);
-  live().erase(static_cast<sclComm*>(c));
+  auto it = comms().find(static_cast<sclComm*>(c));
+  if (it == comms().end()) return nullptr;
+  std::shared_ptr<Communicator> held = std::move(it->second);
+  comms().erase(it);
   g_unregistered.fetch_add(1, std::memory_order_release);
+  return held;
 }
+
 Communicator* find_comm(sclComm_t c) {
-  if (c && c == t_last_comm && t_last_comm_at == g_unregistered.load(std::memory_order_acquire))
-    return static_cast<Communicator*>(c);
+  if (c && t_last_comm && static_cast<sclComm*>(t_last_comm.get()) == c &&
+      t_last_comm_at == g_unregistered.load(std::memory_order_acquire)) {
+    return t_last_comm.get();
+  }
   std::shared_lock lock(g_mu);
-  if (!c || !live().count(c)) return nullptr;
-  t_last_comm = c;
+  auto it = c ? comms().find(c) : comms().end();
+  if (it == comms().end()) return nullptr;
+  t_last_comm = it->second;
   t_last_comm_at = g_unregistered.load(std::memory_order_relaxed);
-  return static_cast<Communicator*>(c);
+  return t_last_comm.get();
 }
+
+std::shared_ptr<Communicator> share(Communicator* c) {
+  if (t_last_comm.get() == c) return t_last_comm;
+  std::shared_lock lock(g_mu);
+  auto it = comms().find(static_cast<sclComm*>(c));
+  return it == comms().end() ? nullptr : it->second;
+}
+
 void register_stream(Stream* s) {
   std::unique_lock lock(g_mu);
-  live().insert(static_cast<sclStream*>(s));
+  streams().insert(static_cast<sclStream*>(s));
 }
 void unregister_stream(Stream* s) {
   std::unique_lock lock(g_mu);
-  live().erase(static_cast<sclStream*>(s));
-  g_unregistered.fetch_add(1, std::memory_order_release);
+  streams().erase(static_cast<sclStream*>(s));
 }
 Stream* find_stream(sclStream_t s) {
   std::shared_lock lock(g_mu);
-  return (s && live().count(s)) ? static_cast<Stream*>(s) : nullptr;
+  return (s && streams().count(s)) ? static_cast<Stream*>(s) : nullptr;
 }
 
 void set_thread_error(const std::string& msg) { t_error = msg; }
@@ -58,9 +82,14 @@ const char* thread_error() { return t_error.c_str(); }
 sclResult_t report(Communicator* c, const Status& s) {
   if (!s.ok()) {
     set_thread_error(s.message());
-    if (c) c->set_last_error(s);
+    if (c) c->errors().set_last(s);
   }
   return s.code();
+}
+
+std::optional<sclResult_t> refused_in_child() {
+  if (!in_forked_child()) return std::nullopt;
+  return report(nullptr, fork_refusal());
 }
 
 }  // namespace stratacl::api

@@ -1,15 +1,25 @@
 // Live-handle registries: a destroyed or forged sclComm_t / sclStream_t is an invalid argument,
-// never a use-after-free inside the library.
+// never a use-after-free inside the library. Communicators are held by shared_ptr: the registry
+// holds one reference, every queued stream call another, and each thread its last lookup, so a
+// communicator destroyed or aborted from another thread outlives every call that still uses it.
 #pragma once
+
+#include <memory>
+#include <optional>
 
 #include "comm/communicator.h"
 #include "exec/stream.h"
 
 namespace stratacl::api {
 
-void register_comm(Communicator* c);
-void unregister_comm(Communicator* c);
-Communicator* find_comm(sclComm_t c);  // nullptr when not live
+void register_comm(std::shared_ptr<Communicator> c);
+// Removes the handle (later lookups fail) and returns the registry's reference.
+std::shared_ptr<Communicator> unregister_comm(Communicator* c);
+// The communicator behind a handle, or nullptr when it is not live. The pointer stays valid at
+// least until this thread's next lookup: a thread-local reference holds the object.
+Communicator* find_comm(sclComm_t c);
+// A reference that may outlive the calling entry point (a queued stream call).
+std::shared_ptr<Communicator> share(Communicator* c);
 
 void register_stream(Stream* s);
 void unregister_stream(Stream* s);
@@ -21,5 +31,9 @@ const char* thread_error();
 
 // Records an error for sclGetLastError and returns its code.
 sclResult_t report(Communicator* c, const Status& s);
+
+// In a process forked after StrataCL started, every entry point refuses (fabric/fork_guard.h):
+// `if (auto r = refused_in_child()) return *r;`.
+std::optional<sclResult_t> refused_in_child();
 
 }  // namespace stratacl::api

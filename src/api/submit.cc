@@ -1,56 +1,105 @@
 #include "api/submit.h"
 
+#include <algorithm>
 #include <memory>
+#include <thread>
 
 #include "api/handles.h"
 
 namespace stratacl::api {
 namespace {
 
-// One communicator's share of a group: its collectives in call order, then one fused batch of
-// sends and receives.
-struct GroupPart {
-  Communicator* comm;
-  sclStream_t stream;
+// One (communicator, stream) share of a group, or one call: its collectives in call order, then
+// one fused batch of sends and receives, all in one turn of the communicator.
+struct Part {
+  std::shared_ptr<Communicator> comm;
+  sclStream_t stream = nullptr;
   std::vector<OwnedCall> calls;
   std::vector<P2POp> p2p;
+  std::vector<uint32_t> tickets;  // one per collective, then one for the batch, taken at issue
+
+  void issue() {
+    for (size_t i = 0; i < calls.size() + (p2p.empty() ? 0 : 1); ++i)
+      tickets.push_back(comm->issue());
+  }
+  Status run() const {
+    size_t t = 0;
+    for (const OwnedCall& oc : calls) SCL_TRY(comm->run(tickets[t++], oc.call));
+    if (!p2p.empty()) SCL_TRY(comm->run_p2p(tickets[t], p2p));
+    return Status::Ok();
+  }
 };
 
 struct GroupState {
   int depth = 0;
-  std::vector<GroupPart> parts;
-  GroupPart& part(Communicator* c, sclStream_t s) {
-    for (GroupPart& p : parts) {
-      if (p.comm == c) return p;
+  std::vector<Part> parts;
+  Part& part(Communicator* c, sclStream_t s) {
+    for (Part& p : parts) {
+      if (p.comm.get() == c && p.stream == s) return p;
     }
-    parts.push_back(GroupPart{c, s, {}, {}});
+    parts.push_back(Part{share(c), s, {}, {}, {}});
     return parts.back();
   }
 };
 thread_local GroupState t_group;
 
-Status run_part(const GroupPart& g) {
-  for (const OwnedCall& oc : g.calls) SCL_TRY(g.comm->run(oc.call));
-  if (!g.p2p.empty()) SCL_TRY(g.comm->run_p2p(g.p2p));
+// Runs parts of a group at the same time, one thread each (the caller's for the first): a rank
+// may order its communicators' parts differently from its peers, and every part must be able to
+// progress while another waits. A group on one communicator needs no thread at all.
+Status run_together(const std::vector<const Part*>& parts) {
+  std::vector<Status> results(parts.size());
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < parts.size(); ++i)
+    helpers.emplace_back([&, i] { results[i] = parts[i]->run(); });
+  if (!parts.empty()) results[0] = parts[0]->run();
+  for (std::thread& t : helpers) t.join();
+  for (const Status& s : results)
+    if (!s.ok()) return s;
   return Status::Ok();
 }
 
-sclResult_t dispatch(GroupPart part) {
-  Communicator* c = part.comm;
-  if (!part.stream) return report(c, run_part(part));
-  Stream* s = find_stream(part.stream);
-  if (!s)
-    return report(
-        c, Errorf(sclInvalidArgument, "stream: %p is not a live sclStream_t", (void*)part.stream));
-  c->enqueue_begin();
-  auto shared = std::make_shared<GroupPart>(std::move(part));
+// Queues parts on a stream: one job, which runs them together. Every part's communicator holds
+// a reference in the job, and records the job's error as its asynchronous error.
+sclResult_t enqueue(Stream* s, std::vector<Part> parts) {
+  auto shared = std::make_shared<std::vector<Part>>(std::move(parts));
   s->enqueue([shared]() {
-    Status st = run_part(*shared);
-    if (!st.ok()) shared->comm->set_async_error(st);
-    shared->comm->enqueue_end();
+    std::vector<const Part*> list;
+    for (const Part& p : *shared) list.push_back(&p);
+    Status st = run_together(list);
+    if (!st.ok())
+      for (const Part& p : *shared) p.comm->errors().set_async(st);
     return st;
   });
   return sclSuccess;
+}
+
+// Runs or queues issued parts, grouped by stream. The NULL stream's parts run here.
+sclResult_t dispatch(std::vector<Part> parts) {
+  std::vector<const Part*> now;
+  for (const Part& p : parts)
+    if (!p.stream) now.push_back(&p);
+  std::vector<sclStream_t> streams;
+  for (const Part& p : parts)
+    if (p.stream && std::find(streams.begin(), streams.end(), p.stream) == streams.end())
+      streams.push_back(p.stream);
+  sclResult_t first = sclSuccess;
+  for (sclStream_t st : streams) {
+    Stream* s = find_stream(st);
+    std::vector<Part> mine;
+    for (Part& p : parts)
+      if (p.stream == st) mine.push_back(std::move(p));
+    const sclResult_t r =
+        s ? enqueue(s, std::move(mine))
+          : report(nullptr,
+                   Errorf(sclInvalidArgument, "stream: %p is not a live sclStream_t", (void*)st));
+    if (first == sclSuccess) first = r;
+  }
+  if (!now.empty()) {
+    const Status st = run_together(now);
+    const sclResult_t r = report(now.front()->comm.get(), st);
+    if (first == sclSuccess) first = r;
+  }
+  return first;
 }
 
 }  // namespace
@@ -70,12 +119,13 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const Call& call) {
     t_group.part(c, stream).calls.emplace_back(call, c->nranks());
     return sclSuccess;
   }
-  GroupPart p{c, stream, {}, {}};
-  if (stream) {
-    p.calls.emplace_back(call, c->nranks());
-    return dispatch(std::move(p));
-  }
-  return report(c, c->run(call));  // the common blocking path: no copies
+  if (!stream) return report(c, c->run(c->issue(), call));  // the common path: no copies
+  Part p{share(c), stream, {}, {}, {}};
+  p.calls.emplace_back(call, c->nranks());
+  p.issue();
+  std::vector<Part> parts;
+  parts.push_back(std::move(p));
+  return dispatch(std::move(parts));
 }
 
 sclResult_t submit(Communicator* c, sclStream_t stream, const P2POp& op) {
@@ -83,7 +133,11 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const P2POp& op) {
     t_group.part(c, stream).p2p.push_back(op);
     return sclSuccess;
   }
-  return dispatch(GroupPart{c, stream, {}, {op}});
+  Part p{share(c), stream, {}, {op}, {}};
+  p.issue();
+  std::vector<Part> parts;
+  parts.push_back(std::move(p));
+  return dispatch(std::move(parts));
 }
 
 sclResult_t group_start() {
@@ -96,14 +150,10 @@ sclResult_t group_end() {
     return report(nullptr, Errorf(sclInvalidUsage, "sclGroupEnd without a matching sclGroupStart"));
   }
   if (--t_group.depth > 0) return sclSuccess;
-  std::vector<GroupPart> parts = std::move(t_group.parts);
+  std::vector<Part> parts = std::move(t_group.parts);
   t_group.parts.clear();
-  sclResult_t first = sclSuccess;
-  for (GroupPart& p : parts) {
-    sclResult_t r = dispatch(std::move(p));
-    if (first == sclSuccess) first = r;
-  }
-  return first;
+  for (Part& p : parts) p.issue();  // tickets in the order the parts were first used
+  return dispatch(std::move(parts));
 }
 
 }  // namespace stratacl::api

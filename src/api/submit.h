@@ -1,5 +1,6 @@
 // Where a validated call goes: run now (NULL stream), queue on a stream, or wait in the open
-// group until sclGroupEnd.
+// group until sclGroupEnd. Every call takes its communicator's ticket when it is issued, here, so
+// calls on a communicator run in issue order whatever their streams (comm/call_order.h).
 #pragma once
 
 #include <vector>

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -120,6 +121,16 @@ Result<LaunchEnv> read_launch_env(const EnvLookup& lookup) {
     }
   }
   return out;
+}
+
+Result<LaunchEnv> next_env_launch() {
+  Result<LaunchEnv> env = read_launch_env();
+  if (!env.ok()) return env;
+  static std::atomic<uint64_t> generation{0};
+  const uint64_t k = generation.fetch_add(1);
+  env->id.secret = secret_for_generation(env->id.secret, k);
+  if (k > 0) env->root_fd = -1;
+  return env;
 }
 
 }  // namespace stratacl::bootstrap

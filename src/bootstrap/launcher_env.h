@@ -23,4 +23,10 @@ using EnvLookup = std::function<const char*(const char*)>;
 // `env` defaults to getenv; tests pass a map.
 Result<LaunchEnv> read_launch_env(const EnvLookup& env = {});
 
+// The launch of the next communicator made from the environment (sclCommInitFromEnv). Every rank
+// makes them in the same order, so the k-th of each rank forms the k-th communicator: its secret
+// is the job secret mixed with k, so that a late hello for one can never join another. The
+// inherited root socket serves the first; later ones bind the same address.
+Result<LaunchEnv> next_env_launch();
+
 }  // namespace stratacl::bootstrap

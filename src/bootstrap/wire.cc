@@ -5,7 +5,7 @@
 namespace stratacl::bootstrap {
 namespace {
 constexpr uint32_t kWireMagic = 0x53434c42;  // "SCLB"
-constexpr uint16_t kWireVersion = 1;
+constexpr uint16_t kWireVersion = 2;
 
 class Writer {
  public:
@@ -61,13 +61,17 @@ class Reader {
 void put_info(Writer& w, const RankInfo& r) {
   w.put(r.rank), w.put(r.nranks), w.put(r.pid), w.put(r.uid);
   w.put(r.host_hash), w.put(r.heap_nonce), w.put(r.heap_bytes), w.put(r.cb_offset);
-  w.put(r.staging_bytes), w.put(r.staging_offset);
+  w.put(r.staging_bytes), w.put(r.staging_offset), w.put(r.doorbell_bytes),
+      w.put(r.doorbell_offset);
+  w.put_bytes(r.exchange_name.data(), r.exchange_name.size());
 }
 
 bool get_info(Reader& rd, RankInfo* r) {
   return rd.get(&r->rank) && rd.get(&r->nranks) && rd.get(&r->pid) && rd.get(&r->uid) &&
          rd.get(&r->host_hash) && rd.get(&r->heap_nonce) && rd.get(&r->heap_bytes) &&
-         rd.get(&r->cb_offset) && rd.get(&r->staging_bytes) && rd.get(&r->staging_offset);
+         rd.get(&r->cb_offset) && rd.get(&r->staging_bytes) && rd.get(&r->staging_offset) &&
+         rd.get(&r->doorbell_bytes) && rd.get(&r->doorbell_offset) &&
+         rd.get_bytes(r->exchange_name.data(), r->exchange_name.size());
 }
 
 Status check_info(const RankInfo& r) {

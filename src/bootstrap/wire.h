@@ -3,6 +3,7 @@
 // reading and never trust a count from the wire: they are the fuzzing surface.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -25,12 +26,17 @@ struct RankInfo {
   uint64_t cb_offset = 0;      // the communicator's control block in that heap
   uint64_t staging_bytes = 0;  // the rank's staging area size
   uint64_t staging_offset = 0;
+  uint64_t doorbell_bytes = 0;   // capacity of the rank's doorbell heap
+  uint64_t doorbell_offset = 0;  // the control block's doorbells in that heap
+  // Random name of the rank's heap-exchange socket: unpredictable to anyone without the job
+  // secret, so no local process can squat it or guess another rank's from it.
+  std::array<uint8_t, 16> exchange_name{};
 };
 
 enum class MsgType : uint16_t { kHello = 1, kTable = 2, kError = 3 };
 
 constexpr size_t kHeaderBytes = 12;
-constexpr size_t kRankInfoBytes = 4 * 4 + 6 * 8;
+constexpr size_t kRankInfoBytes = 4 * 4 + 8 * 8 + 16;
 constexpr uint32_t kMaxRanks = 1 << 16;
 constexpr uint32_t kMaxPayload = kMaxRanks * kRankInfoBytes + 16;
 

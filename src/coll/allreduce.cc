@@ -27,32 +27,34 @@ Status allreduce(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const size_t call_bytes = call.count * es;
   if (eager_fits(c, call_bytes)) {
-    return run_eager_step(c, call, EagerInput{call.send, 0, 1, call_bytes}, [&](const auto& in) {
-      reduce::reduce_n(call.recv, in.data(), c.nranks, call.count, call.dtype, call.op, c.nranks);
-    });
+    return run_eager_step(c, call, EagerInput{call.send.ptr, 0, 1, call_bytes},
+                          [&](const auto& in) {
+                            reduce::reduce_n(call.recv, in.data(), c.nranks, call.count, call.dtype,
+                                             call.op, c.nranks);
+                          });
   }
-  const bool in_place = call.send == call.recv;
+  const bool in_place = call.send.ptr == call.recv;
   return for_each_round(c, call, 2, [&](Range r) -> Status {
     AllreduceRound a;
     a.count = r.size(), a.bytes = a.count * es;
-    a.in = call.send + r.begin * es;
+    a.in = call.send.at(r.begin * es);
     a.out = call.recv + r.begin * es;
-    a.out_in_heap = in_heap(c, a.out, a.bytes);
-    a.shard_home = a.out_in_heap ? a.out : c.staging + c.round_bytes / 2;
+    a.out_in_heap = call.recv_kind == MemKind::kHeap;
+    a.shard_home = a.out_in_heap ? a.out : c.stager.area() + c.round_bytes / 2;
     CallDesc d = make_desc(c, call);
     publish_input(c, a.in, 0, 1, a.bytes, 0, &d);
-    d.out_ref = c.ref_of(a.shard_home);
+    d.out = RemoteRef{c.stager.heap().offset_of(a.shard_home), 0, RefKind::kMapped};
     d.flags = in_place ? kDescInPlace : 0;
     // One-shot in place: peers still read our input while we would overwrite it, so we reduce
-    // into private scratch and copy out after the step's done-count.
-    thread_local std::vector<char> scratch;
+    // into scratch and copy out after the step's done-count.
+    std::vector<char>& scratch = c.scratch.bytes;
     bool copy_out = false;
     SCL_TRY(run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       if (!use_oneshot(c.nranks, call_bytes, all_out_of_place(descs), c.oneshot_forced_max))
         return allreduce_twoshot(c, call, descs, a);
       copy_out = in_place;
       if (copy_out && scratch.size() < a.bytes) scratch.resize(a.bytes);
-      return reduce_inputs(c, descs, 0, a.in, a.count, call, copy_out ? scratch.data() : a.out);
+      return reduce_inputs(c, descs, 0, a.in.ptr, a.count, call, copy_out ? scratch.data() : a.out);
     }));
     if (copy_out) copy_bytes(a.out, scratch.data(), a.bytes);
     return Status::Ok();

@@ -43,7 +43,7 @@ Status allreduce_twoshot(CollContext& c, const Call& call, const std::vector<Cal
                          const AllreduceRound& a) {
   const size_t es = elem_size(call.dtype);
   const size_t m = a.count, bytes = a.bytes;
-  const char* my_in = a.in;
+  const char* my_in = a.in.ptr;
   char* my_out = a.out;
   char* shard_home = a.shard_home;
   const bool out_in_heap = a.out_in_heap;
@@ -55,8 +55,11 @@ Status allreduce_twoshot(CollContext& c, const Call& call, const std::vector<Cal
     shards[p] = shard_of(m, es, c.nranks, int(p));
     tiles[p] = shards[p].tiles;
     if (p == size_t(c.rank)) continue;
-    Result<const char*> out = c.peer_ptr(int(p), descs[p].out_ref, bytes);
+    Result<const char*> out = c.view_block(int(p), descs[p].out, 0, 0, bytes);
     if (!out.ok()) return out.status();
+    if (!*out)
+      return Errorf(sclRemoteError, "%s: rank %d published an unmapped shard", c.where().c_str(),
+                    int(p));
     outputs[p] = *out;
   }
   InputTiles inputs(c, descs, 0, my_in);

@@ -12,7 +12,7 @@ namespace stratacl {
 // shard lives for the peers (the output when it is heap memory, else the staging area).
 struct AllreduceRound {
   size_t count = 0, bytes = 0;
-  const char* in = nullptr;
+  LocalBuffer in;
   char* out = nullptr;
   char* shard_home = nullptr;
   bool out_in_heap = false;

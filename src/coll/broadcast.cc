@@ -10,7 +10,7 @@ Status broadcast(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const bool root = c.rank == call.root;
   if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
-    const EagerInput in = root ? EagerInput{call.send, 0, 1, bytes} : EagerInput{};
+    const EagerInput in = root ? EagerInput{call.send.ptr, 0, 1, bytes} : EagerInput{};
     return run_eager_step(c, call, in, [&](const auto& from) {
       copy_bytes(call.recv, from[size_t(call.root)], bytes);
     });
@@ -19,14 +19,14 @@ Status broadcast(CollContext& c, const Call& call) {
   return for_each_round(c, call, 1, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     CallDesc d = make_desc(c, call);
-    if (root) publish_input(c, call.send + r.begin * es, 0, 1, bytes, 0, &d);
+    if (root) publish_input(c, call.send.at(r.begin * es), 0, 1, bytes, 0, &d);
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       char* out = call.recv + r.begin * es;
       if (root) {
-        copy_out(out, call.send + r.begin * es, bytes, stream);
+        copy_out(out, call.send.ptr + r.begin * es, bytes, stream);
         return Status::Ok();
       }
-      return c.read_block(call.root, descs[size_t(call.root)], 0, 0, bytes, out, stream);
+      return c.read_block(call.root, descs[size_t(call.root)].send, 0, 0, bytes, out, stream);
     });
   });
 }

@@ -1,9 +1,11 @@
-// A collective call as the algorithms see it: what to do, and the caller's buffers.
+// A collective call as the algorithms see it: what to do, and the caller's buffers with their
+// memory kinds (decided once, at the C API).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "fabric/memory_kind.h"
 #include "stratacl/stratacl.h"
 
 namespace stratacl {
@@ -30,8 +32,9 @@ struct Call {
   sclRedOp_t op = sclSum;
   int root = 0;
   size_t count = 0;  // per the NCCL argument of the same name
-  const char* send = nullptr;
+  LocalBuffer send;
   char* recv = nullptr;
+  MemKind recv_kind = MemKind::kForeign;
   // AlltoAllv only.
   const size_t* sendcounts = nullptr;
   const size_t* sdispls = nullptr;

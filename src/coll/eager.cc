@@ -15,7 +15,7 @@ namespace {
 bool slots_ready(const CollContext& c) {
   if (c.waiter->oversubscribed()) return false;
   for (int p = 0; p < c.nranks; ++p) {
-    const EagerSlot& theirs = c.peers[size_t(p)].cb->eager[c.seq & 1];
+    const EagerSlot& theirs = c.step_of(p).eager[c.seq & 1];
     for (int i = 0; theirs.seq.load(std::memory_order_acquire) != c.seq; ++i) {
       if (i == 4096) return false;
       __builtin_ia32_pause();
@@ -33,26 +33,25 @@ bool eager_fits(const CollContext& c, size_t bytes) {
 Status eager_exchange(CollContext& c, const Call& call, const EagerInput& in,
                       std::vector<const void*>* payloads, Status* usage) {
   const CallSig sig = make_desc(c, call).sig;
-  ++c.seq;
-  EagerSlot& mine = c.me()->eager[c.seq & 1];
+  c.seq = next_step(c.seq);
+  EagerSlot& mine = c.my_step().eager[c.seq & 1];
   mine.set_sig(sig);
   for (int b = 0; b < in.nblocks; ++b)
     copy_bytes(mine.payload + size_t(b) * in.block_bytes, in.src + size_t(b) * in.stride,
                in.block_bytes);
   mine.seq.store(c.seq, std::memory_order_release);
-  signal_flag(c.me()->arrive, c.seq);  // wakes sleepers; peers in a normal step wait on it
+  c.signal(c.me()->arrive, c.seq);  // wakes sleepers; peers in a normal step wait on it
   if (!slots_ready(c)) SCL_TRY(step_wait_arrivals(c));
 
   payloads->resize(size_t(c.nranks));
   const size_t prefetch_bytes = size_t(in.nblocks) * in.block_bytes;
   for (int p = 0; p < c.nranks; ++p) {
-    const EagerSlot& theirs = c.peers[size_t(p)].cb->eager[c.seq & 1];
+    const EagerSlot& theirs = c.step_of(p).eager[c.seq & 1];
     const bool same_step = theirs.seq.load(std::memory_order_acquire) == c.seq;
     const CallSig their_sig = theirs.sig(sig.round_bytes);
     if (usage->ok() && (!same_step || !(their_sig == sig))) {
       // Not in an eager step of ours: the peer's descriptor says what it called instead.
-      const ControlBlock& cb = *c.peers[size_t(p)].cb;
-      *usage = step_mismatch(c, sig, p, same_step ? their_sig : latest_sig(cb, sig.round_bytes));
+      *usage = step_mismatch(c, sig, p, same_step ? their_sig : latest_sig(c, p));
     }
     (*payloads)[size_t(p)] = theirs.payload;
     // Ask for every line at once: each comes from the peer's cache, a slow snoop, and the

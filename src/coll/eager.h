@@ -3,10 +3,11 @@
 // peers read the payloads straight from the slots once they see it. That is one round instead of
 // the step protocol's two, for one small copy, and it serves foreign buffers without staging.
 //
-// No done-count is needed: a rank rewrites slot s % 2 only at step s + 2, which it starts after
-// seeing every peer arrive at step s + 1, and a peer arrives there only after it finished reading
-// step s. A mismatch (another signature, or a peer in a normal step, whose slot tag is stale)
-// ends with the done-count like a normal step, so ranks in either kind of step return together.
+// No done-count is needed: a rank rewrites the slot of step s only two steps later (step numbers
+// alternate parity, even where they wrap: sync/flag.h), which it starts after seeing every peer
+// arrive at the step between, and a peer arrives there only after it finished reading step s. A
+// mismatch (another signature, or a peer in a normal step, whose slot tag is stale) ends with the
+// done-count like a normal step, so ranks in either kind of step return together.
 #pragma once
 
 #include <vector>
@@ -22,6 +23,7 @@ namespace stratacl {
 bool eager_fits(const CollContext& c, size_t bytes);
 
 // What one rank contributes: `nblocks` blocks of `block_bytes`, block b at src + b * stride.
+// Eager steps copy it into the slot whatever its memory kind: no staging, no zero-copy.
 struct EagerInput {
   const char* src = nullptr;
   size_t stride = 0;

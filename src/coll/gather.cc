@@ -11,7 +11,7 @@ Status gather(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const bool root = c.rank == call.root;
   if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
-    return run_eager_step(c, call, EagerInput{call.send, 0, 1, bytes}, [&](const auto& from) {
+    return run_eager_step(c, call, EagerInput{call.send.ptr, 0, 1, bytes}, [&](const auto& from) {
       if (!root) return;
       for (int p = 0; p < c.nranks; ++p)
         copy_bytes(call.recv + size_t(p) * bytes, from[size_t(p)], bytes);
@@ -19,7 +19,7 @@ Status gather(CollContext& c, const Call& call) {
   }
   return for_each_round(c, call, 1, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
-    const char* my_in = call.send + r.begin * es;
+    const LocalBuffer my_in = call.send.at(r.begin * es);
     CallDesc d = make_desc(c, call);
     if (!root) publish_input(c, my_in, 0, 1, bytes, 0, &d);
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
@@ -27,10 +27,10 @@ Status gather(CollContext& c, const Call& call) {
       for (int p = 0; p < c.nranks; ++p) {
         char* out = call.recv + (size_t(p) * call.count + r.begin) * es;
         if (p == c.rank) {
-          copy_bytes(out, my_in, bytes);
+          copy_bytes(out, my_in.ptr, bytes);
           continue;
         }
-        SCL_TRY(c.read_block(p, descs[size_t(p)], 0, 0, bytes, out));
+        SCL_TRY(c.read_block(p, descs[size_t(p)].send, 0, 0, bytes, out));
       }
       return Status::Ok();
     });

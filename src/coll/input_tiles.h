@@ -1,7 +1,7 @@
-// Every rank's copy of one input block, for a reduction, a tile at a time. Inputs in mapped
-// memory (a peer's heap or staging area) are read in place; registered foreign inputs are
-// fetched with process_vm_readv into a private buffer per peer, so a reduction never needs more
-// than one tile of them at once.
+// Every rank's copy of one input block, for a reduction, a tile at a time. Inputs that are mapped
+// here (a peer's heap or staging area) are read in place; others (registered foreign buffers,
+// read with process_vm_readv) are fetched into a private buffer per peer, so a reduction never
+// needs more than one tile of them at once.
 #pragma once
 
 #include <cstddef>
@@ -14,29 +14,28 @@ namespace stratacl {
 
 class InputTiles {
  public:
-  // Registered inputs are fetched this many bytes at a time (it fits L2 with the reduction).
+  // Inputs that must be fetched are fetched this many bytes at a time (it fits L2 with the
+  // reduction).
   static constexpr size_t kFetchBytes = 256 << 10;
 
   // `mine` is our own copy of the block, read in place whatever we published.
-  InputTiles(const CollContext& c, const std::vector<CallDesc>& descs, size_t block,
-             const char* mine);
-  bool any_registered() const { return registered_; }
+  InputTiles(CollContext& c, const std::vector<CallDesc>& descs, size_t block, const char* mine);
+  bool any_fetched() const { return fetched_; }
   // Points srcs()[p] at bytes [offset, offset + bytes) of rank p's block.
   Status load(size_t offset, size_t bytes);
-  const void* const* srcs() const { return srcs_.data(); }
+  const void* const* srcs() const { return c_.scratch.srcs.data(); }
 
  private:
-  const CollContext& c_;
+  CollContext& c_;
   const std::vector<CallDesc>& descs_;
   size_t block_;
   const char* mine_;
-  bool registered_ = false;
-  std::vector<const void*>& srcs_;  // a per-thread vector, reused by every call
+  bool fetched_ = false;
 };
 
 // Reduces block `block` of every rank's input (`count` elements of `call`'s type, in rank order,
 // so every rank gets the same bits) into `dst`.
-Status reduce_inputs(const CollContext& c, const std::vector<CallDesc>& descs, size_t block,
+Status reduce_inputs(CollContext& c, const std::vector<CallDesc>& descs, size_t block,
                      const char* mine, size_t count, const Call& call, char* dst);
 
 }  // namespace stratacl

@@ -3,137 +3,188 @@
 #include <string>
 
 #include "coll/round.h"
+#include "coll/step.h"
 #include "exec/copy.h"
-#include "fabric/heap.h"
 
 namespace stratacl {
 namespace {
 
 constexpr int64_t kPollSliceMs = 2;
 
-struct Item {
-  const P2POp* op;
-  uint32_t k = 0;        // this op's 1-based sequence on its channel
-  int stage = 0;         // send: 0 unposted, 1 posted, 2 acked; recv: 0 waiting, 2 done
-  void* temp = nullptr;  // staged copy of a foreign send buffer
+// What a blocked op waits for: a line of a peer's block reaching a value.
+struct Blocker {
+  int rank = -1;
+  const Flag* flag = nullptr;
+  uint32_t target = 0;
 };
+
+// One op of the batch and how far it got. A send is posted (its descriptor published), then
+// acknowledged (the receiver copied it); a receive is done once it copied and acknowledged.
+struct Pending {
+  const P2POp* op = nullptr;
+  uint32_t k = 0;  // the op's 1-based number on its channel (sends to, or receives from, a peer)
+  bool posted = false;
+  bool done = false;
+  StagedBlock staged;  // a foreign send buffer's copy, kept until the receiver acknowledged
+};
+
+class Batch {
+ public:
+  Batch(CollContext& c, P2PState& st, std::span<const P2POp> ops)
+      : c_(c), finished_sends_(st.posted), next_recv_(st.received) {
+    for (const P2POp& op : ops) {
+      Pending p;
+      p.op = &op;
+      p.k = op.is_send ? ++st.posted[size_t(op.peer)] : ++st.received[size_t(op.peer)];
+      pending_.push_back(std::move(p));
+    }
+    for (uint32_t& r : next_recv_) ++r;
+  }
+
+  Status run();
+
+ private:
+  // Each returns true when the op advanced; otherwise it may name what blocks it in blocker_.
+  Result<bool> try_post(Pending& s);
+  bool try_finish_send(Pending& s);
+  Result<bool> try_receive(Pending& r);
+
+  const P2PAck& ack_of(int peer) const { return c_.regions.p2p_ack.in(c_.cb(peer))[c_.rank]; }
+  const P2PChannel& channel_from(int peer) const {
+    return c_.regions.p2p_send.in(c_.cb(peer))[c_.rank];
+  }
+  void block_on(int rank, const Flag& flag, uint32_t target) {
+    if (!blocker_.flag) blocker_ = Blocker{rank, &flag, target};
+  }
+  void note(Status s) {
+    if (first_error_.ok()) first_error_ = std::move(s);
+  }
+  void quarantine_staged() {
+    for (Pending& p : pending_) c_.quarantine->keep(std::move(p.staged));
+  }
+
+  CollContext& c_;
+  std::vector<Pending> pending_;
+  // Per peer: sends whose acknowledgement we have read (in order), and the number of the next
+  // receive we may complete (receives from one peer complete in order: the ack is a count).
+  std::vector<uint32_t> finished_sends_, next_recv_;
+  Blocker blocker_;
+  Status first_error_;
+};
+
+// Send k uses slot (k-1) % kP2PSlots, free once the result of send k - kP2PSlots was read.
+Result<bool> Batch::try_post(Pending& s) {
+  const P2POp& op = *s.op;
+  const size_t peer = size_t(op.peer);
+  if (s.k > kP2PSlots && !seq_reached(finished_sends_[peer], s.k - kP2PSlots)) {
+    block_on(op.peer, ack_of(op.peer).acked, s.k - kP2PSlots);
+    return false;
+  }
+  const size_t bytes = op.count * elem_size(op.dtype);
+  Result<RemoteRef> ref = c_.stager.publish_own(Outgoing{op.send, 0, 1, bytes}, &s.staged);
+  if (!ref.ok()) return ref.status();
+  P2PChannel& ch = c_.regions.p2p_send.in(c_.me())[peer];
+  ch.slots[(s.k - 1) % kP2PSlots] = P2PSlot{op.count, op.dtype, 0, *ref};
+  c_.signal(ch.posted, s.k);
+  s.posted = true;
+  return true;
+}
+
+bool Batch::try_finish_send(Pending& s) {
+  const P2POp& op = *s.op;
+  const P2PAck& ack = ack_of(op.peer);
+  // Acknowledgements of one channel are read in order, so slot statuses are never overwritten
+  // before they are read (try_post).
+  if (finished_sends_[size_t(op.peer)] + 1 != s.k ||
+      !seq_reached(ack.acked.value.load(std::memory_order_acquire), s.k)) {
+    block_on(op.peer, ack.acked, s.k);
+    return false;
+  }
+  const sclResult_t code =
+      peer_result(ack.status[(s.k - 1) % kP2PSlots].load(std::memory_order_acquire));
+  if (code != sclSuccess) {
+    note(Errorf(code, "send #%u to rank %d: the receiver reported %s", s.k, op.peer,
+                sclGetErrorString(code)));
+  }
+  ++finished_sends_[size_t(op.peer)];
+  s.staged.reset();
+  s.done = true;
+  return true;
+}
+
+Result<bool> Batch::try_receive(Pending& r) {
+  const P2POp& op = *r.op;
+  const size_t peer = size_t(op.peer);
+  const P2PChannel& ch = channel_from(op.peer);
+  if (next_recv_[peer] != r.k ||
+      !seq_reached(ch.posted.value.load(std::memory_order_acquire), r.k)) {
+    block_on(op.peer, ch.posted, r.k);
+    return false;
+  }
+  const P2PSlot slot = ch.slots[(r.k - 1) % kP2PSlots];  // a snapshot: the sender may not change it
+  const size_t bytes = op.count * elem_size(op.dtype);
+  Status s;
+  if (slot.count != op.count || slot.dtype != op.dtype) {
+    s = Errorf(sclInvalidUsage,
+               "recv #%u from rank %d: rank %d sends %llu elements of dtype %d, rank %d expects "
+               "%zu of dtype %d",
+               r.k, op.peer, op.peer, (unsigned long long)slot.count, slot.dtype, c_.rank, op.count,
+               int(op.dtype));
+  } else {
+    SCL_TRY(c_.read_block(op.peer, slot.ref, 0, 0, bytes, op.recv));
+  }
+  P2PAck& mine = c_.regions.p2p_ack.in(c_.me())[peer];
+  mine.status[(r.k - 1) % kP2PSlots].store(s.code(), std::memory_order_relaxed);
+  c_.signal(mine.acked, r.k);  // seq_cst: orders the status before the count
+  ++next_recv_[peer];
+  if (!s.ok()) note(s);
+  r.done = true;
+  return true;
+}
+
+Status Batch::run() {
+  for (;;) {
+    bool progressed = false, all_done = true;
+    blocker_ = Blocker{};
+    for (Pending& p : pending_) {
+      if (p.done) continue;
+      all_done = false;
+      Result<bool> advanced = false;
+      if (!p.op->is_send) {
+        advanced = try_receive(p);
+      } else if (!p.posted) {
+        advanced = try_post(p);
+      } else {
+        advanced = try_finish_send(p);
+      }
+      if (!advanced.ok()) {
+        quarantine_staged();  // the call is fatal: a receiver may still copy what we posted
+        return advanced.status();
+      }
+      progressed |= *advanced;
+    }
+    if (all_done) return first_error_;
+    if (progressed) continue;
+    // Nothing was ready: sleep on what the first blocked op waits for, for a short slice (a
+    // later op may become ready first), then look again; the call's deadline bounds it all.
+    const Deadline slice =
+        std::min(Deadline::after_ms(kPollSliceMs), c_.deadline(),
+                 [](const Deadline& a, const Deadline& b) { return a.at_ns() < b.at_ns(); });
+    Status s = c_.waiter->wait(blocker_.rank, *blocker_.flag, blocker_.target, slice, [&] {
+      return std::string("send/recv with rank ") + std::to_string(blocker_.rank);
+    });
+    if (s.code() == sclTimeout && !c_.deadline().expired()) continue;
+    if (!s.ok()) {
+      quarantine_staged();
+      return s;
+    }
+  }
+}
 
 }  // namespace
 
 Status run_p2p(CollContext& c, P2PState& st, std::span<const P2POp> ops) {
-  std::vector<Item> items;
-  for (const P2POp& op : ops) {
-    Item it{&op};
-    it.k = op.is_send ? ++st.posted[size_t(op.peer)] : ++st.received[size_t(op.peer)];
-    items.push_back(it);
-  }
-  Heap* heap = existing_heap();
-  Status first_error;
-  auto note = [&](Status s) {
-    if (first_error.ok()) first_error = std::move(s);
-  };
-  const Deadline deadline = c.deadline();
-  P2PChannel* mine = channels(c.me(), c.nranks);
-  Flag* my_acks = recv_acks(c.me(), c.nranks);
-
-  for (;;) {
-    bool progressed = false, all_done = true;
-    const Flag* blocker = nullptr;
-    uint32_t blocker_target = 0;
-    int blocker_rank = 0;
-    std::vector<char> send_blocked(size_t(c.nranks)), recv_blocked(size_t(c.nranks));
-    for (Item& it : items) {
-      const P2POp& op = *it.op;
-      const size_t peer = size_t(op.peer);
-      const size_t bytes = op.count * elem_size(op.dtype);
-      if (it.stage == 2) continue;
-      all_done = false;
-      Flag& ack = recv_acks(c.peers[peer].cb, c.nranks)[c.rank];
-      if (op.is_send && it.stage == 0) {
-        // Slot k is free once the receiver acknowledged send k - kP2PSlots. Posts stay in order.
-        if (send_blocked[peer] ||
-            !seq_reached(ack.value.load(std::memory_order_acquire), it.k - kP2PSlots)) {
-          if (!send_blocked[peer] && !blocker)
-            blocker = &ack, blocker_target = it.k - kP2PSlots, blocker_rank = op.peer;
-          send_blocked[peer] = 1;
-          continue;
-        }
-        const char* src = op.send;
-        if (bytes && !in_heap(c, src, bytes)) {
-          Result<void*> t = heap->allocate(bytes);
-          if (!t.ok()) return t.status();
-          it.temp = *t;
-          copy_bytes(it.temp, src, bytes);
-          src = static_cast<const char*>(it.temp);
-        }
-        P2PSlot& slot = mine[peer].slots[(it.k - 1) % kP2PSlots];
-        slot = P2PSlot{op.count, op.dtype, 0, bytes ? c.ref_of(src) : kNoRef};
-        signal_flag(mine[peer].posted, it.k);
-        it.stage = 1;
-        progressed = true;
-      }
-      if (op.is_send && it.stage == 1) {
-        if (!seq_reached(ack.value.load(std::memory_order_acquire), it.k)) {
-          if (!blocker) blocker = &ack, blocker_target = it.k, blocker_rank = op.peer;
-          continue;
-        }
-        int32_t code = ack.status.load(std::memory_order_acquire);
-        if (code != sclSuccess) {
-          note(Errorf(sclResult_t(code), "send #%u to rank %d: the receiver reported a mismatch",
-                      it.k, op.peer));
-        }
-        if (it.temp) (void)heap->release(it.temp);
-        it.temp = nullptr;
-        it.stage = 2;
-        progressed = true;
-        continue;
-      }
-      if (!op.is_send) {
-        const P2PChannel& ch = channels(c.peers[peer].cb, c.nranks)[c.rank];
-        if (recv_blocked[peer] ||
-            !seq_reached(ch.posted.value.load(std::memory_order_acquire), it.k)) {
-          if (!recv_blocked[peer] && !blocker)
-            blocker = &ch.posted, blocker_target = it.k, blocker_rank = op.peer;
-          recv_blocked[peer] = 1;
-          continue;
-        }
-        const P2PSlot slot = ch.slots[(it.k - 1) % kP2PSlots];  // snapshot
-        Status s;
-        if (slot.count != op.count || slot.dtype != op.dtype) {
-          s = Errorf(sclInvalidUsage,
-                     "recv #%u from rank %d: rank %d sends %llu elements of dtype %d, rank %d "
-                     "expects %zu of dtype %d",
-                     it.k, op.peer, op.peer, (unsigned long long)slot.count, slot.dtype, c.rank,
-                     op.count, int(op.dtype));
-        } else if (bytes) {
-          Result<const char*> src = c.peer_ptr(op.peer, slot.ref, bytes);
-          if (!src.ok()) return src.status();
-          copy_bytes(op.recv, *src, bytes);
-        }
-        my_acks[peer].status.store(s.code(), std::memory_order_relaxed);
-        signal_flag(my_acks[peer], it.k);
-        if (!s.ok()) note(s);
-        it.stage = 2;
-        progressed = true;
-      }
-    }
-    if (all_done) break;
-    if (progressed) continue;
-    // Nothing was ready: sleep on the first blocking flag for a short slice, then look again.
-    Deadline slice = Deadline::after_ms(kPollSliceMs);
-    if (slice.at_ns() > deadline.at_ns()) slice = deadline;
-    Status s = c.waiter->wait(*blocker, blocker_target, blocker_rank, slice, [&] {
-      return std::string("send/recv with rank ") + std::to_string(blocker_rank);
-    });
-    if (s.code() == sclTimeout && !deadline.expired()) continue;
-    if (!s.ok()) {
-      for (Item& it : items) {
-        if (it.temp) (void)heap->release(it.temp);  // the call is fatal: peers are revoked
-      }
-      return s;
-    }
-  }
-  return first_error;
+  return Batch(c, st, ops).run();
 }
 
 }  // namespace stratacl

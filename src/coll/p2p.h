@@ -1,9 +1,10 @@
 // Point-to-point send/receive. Each ordered pair of ranks has a channel in the sender's control
-// block: a ring of kP2PSlots descriptors and a `posted` counter; the receiver acknowledges in its
-// own block, with a status, once it has copied the data. The receiver reads the sender's buffer
-// directly (single copy); the sender returns only after the acknowledgement (zero-copy safety).
+// block: a ring of kP2PSlots descriptors and a `posted` counter. The receiver reads the sender's
+// buffer directly (single copy), then acknowledges in its own block: a counter, and the result of
+// each slot. The sender returns only after the acknowledgement (zero-copy safety).
 #pragma once
 
+#include <atomic>
 #include <span>
 #include <vector>
 
@@ -11,10 +12,32 @@
 
 namespace stratacl {
 
+constexpr int kP2PSlots = 8;
+
+// Sender side, one per peer: the sends posted to that peer so far, and their descriptors.
+struct P2PSlot {
+  uint64_t count;
+  int32_t dtype;
+  int32_t reserved;
+  RemoteRef ref;
+};
+struct P2PChannel {
+  Flag posted;
+  P2PSlot slots[kP2PSlots];
+};
+
+// Receiver side, one per peer: the receives completed from that peer so far, and the result of
+// each slot's (a mismatch is reported to the sender there; one per slot, so two sends
+// acknowledged at once keep their own results).
+struct P2PAck {
+  Flag acked;
+  std::atomic<int32_t> status[kP2PSlots];
+};
+
 struct P2POp {
   bool is_send = true;
   int peer = 0;
-  const char* send = nullptr;
+  LocalBuffer send;
   char* recv = nullptr;
   size_t count = 0;
   sclDataType_t dtype = sclUint8;

@@ -14,7 +14,7 @@ Status reduce_to_root(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const bool root = c.rank == call.root;
   if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
-    return run_eager_step(c, call, EagerInput{call.send, 0, 1, bytes}, [&](const auto& from) {
+    return run_eager_step(c, call, EagerInput{call.send.ptr, 0, 1, bytes}, [&](const auto& from) {
       if (root)
         reduce::reduce_n(call.recv, from.data(), c.nranks, call.count, call.dtype, call.op,
                          c.nranks);
@@ -22,12 +22,12 @@ Status reduce_to_root(CollContext& c, const Call& call) {
   }
   return for_each_round(c, call, 1, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
-    const char* my_in = call.send + r.begin * es;
+    const LocalBuffer my_in = call.send.at(r.begin * es);
     CallDesc d = make_desc(c, call);
     if (!root) publish_input(c, my_in, 0, 1, bytes, 0, &d);
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       if (!root) return Status::Ok();
-      return reduce_inputs(c, descs, 0, my_in, r.size(), call, call.recv + r.begin * es);
+      return reduce_inputs(c, descs, 0, my_in.ptr, r.size(), call, call.recv + r.begin * es);
     });
   });
 }

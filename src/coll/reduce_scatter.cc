@@ -14,9 +14,9 @@ Status reduce_scatter(CollContext& c, const Call& call) {
   const size_t es = elem_size(call.dtype);
   const size_t block_stride = call.count * es;
   if (eager_fits(c, block_stride * size_t(c.nranks))) {
-    const EagerInput in{call.send, block_stride, c.nranks, block_stride};
+    const EagerInput in{call.send.ptr, block_stride, c.nranks, block_stride};
     return run_eager_step(c, call, in, [&](const auto& from) {
-      thread_local std::vector<const void*> srcs;
+      std::vector<const void*>& srcs = c.scratch.srcs;
       srcs.resize(size_t(c.nranks));
       for (int p = 0; p < c.nranks; ++p)
         srcs[size_t(p)] = payload_at(from[size_t(p)], size_t(c.rank) * block_stride);
@@ -26,10 +26,10 @@ Status reduce_scatter(CollContext& c, const Call& call) {
   return for_each_round(c, call, c.nranks, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;
     CallDesc d = make_desc(c, call);
-    publish_input(c, call.send + r.begin * es, block_stride, c.nranks, bytes, 0, &d);
+    publish_input(c, call.send.at(r.begin * es), block_stride, c.nranks, bytes, 0, &d);
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       // Our own block of our own input: read in place, even if it was staged for the peers.
-      const char* mine = call.send + size_t(c.rank) * block_stride + r.begin * es;
+      const char* mine = call.send.ptr + size_t(c.rank) * block_stride + r.begin * es;
       return reduce_inputs(c, descs, size_t(c.rank), mine, r.size(), call,
                            call.recv + r.begin * es);
     });

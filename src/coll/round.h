@@ -1,6 +1,6 @@
 // Helpers shared by the algorithms: cutting a call into rounds that fit the staging area, and
-// making this rank's input readable by peers (in place when it is heap memory, by address when
-// it is registered, else staged).
+// publishing this rank's input for its peers (fabric/staging.h decides how: in place, by address,
+// or staged).
 #pragma once
 
 #include <cstddef>
@@ -37,14 +37,9 @@ Status for_each_round(const CollContext& c, const Call& call, int staged_blocks,
   return Status::Ok();
 }
 
-// Publishes `nblocks` blocks of `block_bytes` (block b at src + b * src_stride) for peers to
-// read. Heap memory is published where it is (zero copy); registered foreign memory by its
-// address, for process_vm_readv (once every rank can); other foreign memory is copied into the
-// staging area at `staging_offset`. Writes send_ref or send_va, and send_stride, into `d`.
-void publish_input(const CollContext& c, const char* src, size_t src_stride, int nblocks,
+// Publishes `nblocks` blocks of `block_bytes` of `src` (block b at src + b * src_stride) in the
+// descriptor's send reference; foreign data goes to the staging area at `staging_offset`.
+void publish_input(const CollContext& c, LocalBuffer src, size_t src_stride, int nblocks,
                    size_t block_bytes, size_t staging_offset, CallDesc* d);
-
-// True when [p, p+bytes) is in our heap (peers can address it).
-bool in_heap(const CollContext& c, const void* p, size_t bytes);
 
 }  // namespace stratacl

@@ -1,5 +1,5 @@
 // The step protocol every collective runs (DESIGN §4 invariants):
-//  1. Publish before waiting: the descriptor is written, then the sequence number (release).
+//  1. Publish before waiting: the descriptor is written, then the step number (release).
 //  2. Everyone checks everything: each rank compares every peer's signature with its own.
 //  3. No overwrite before acknowledgement: every step, including one that failed a check, ends
 //     with the done-count, so the next descriptor cannot race with a reader of this one. (A
@@ -7,7 +7,9 @@
 //     step's arrival; see coll/eager.h.)
 //  4. Failure revokes: only a timeout, an abort or a dead peer skips the done-count, and the
 //     caller then revokes the communicator.
-//  5. Every wait has the deadline, abort and peer-death exits (see Waiter).
+//  5. Every wait has the deadline, abort and peer-death exits (see Waiter), and one deadline
+//     serves the whole call (CollContext::deadline).
+// Step numbers never take the value kNoStep (sync/flag.h), which is what unwritten lines hold.
 #pragma once
 
 #include <utility>
@@ -17,7 +19,7 @@
 
 namespace stratacl {
 
-// Starts step c.seq+1 and publishes `mine` (invariant 1).
+// Starts the next step and publishes `mine` (invariant 1).
 void step_publish(CollContext& c, const CallDesc& mine);
 
 // Waits until every peer signalled arrival at this step (invariant 5's exits included).
@@ -26,8 +28,8 @@ Status step_wait_arrivals(CollContext& c);
 // The sclInvalidUsage error of a signature mismatch with `peer`, showing both calls.
 Status step_mismatch(const CollContext& c, const CallSig& mine, int peer, const CallSig& theirs);
 
-// The signature of the newest call a rank published, normal (descriptor) or eager (slot).
-CallSig latest_sig(const ControlBlock& cb, uint64_t round_bytes);
+// The signature of the newest call rank `p` published, normal (descriptor) or eager (slot).
+CallSig latest_sig(const CollContext& c, int p);
 
 // Waits until every peer published this step; copies their descriptors into `descs` (a private
 // snapshot: later reads cannot change under us) and compares signatures (invariant 2). A
@@ -51,6 +53,9 @@ inline bool is_fatal(const Status& s) {
   return s.code() == sclTimeout || s.code() == sclRemoteError || s.code() == sclSystemError ||
          s.code() == sclInternalError;
 }
+
+// A result code a peer published: anything outside the enum is itself a remote error.
+sclResult_t peer_result(int32_t code);
 
 // Runs a whole step whose only work is `body` between gather and finish.
 template <typename Body>

@@ -1,12 +1,16 @@
-// A communicator: the ranks of one job on this host, their mapped heaps and control blocks, and
-// the state of this rank's calls. It owns the CollContext the algorithms run on.
+// A communicator: the ranks of one job on this host, their control blocks and mapped heaps, and
+// this rank's calls on it. Its jobs live in pieces of their own: init wiring
+// (communicator_init.cc), split (comm_split.cc), issue order (call_order.h), revocation, abort and
+// departure (sync/membership.h), errors (error_state.h), the CMA agreement and registrations
+// (fabric/); the algorithms are free functions over its CollContext.
+//
+// Lifetime: the C API holds communicators by shared_ptr, and so does every queued stream call,
+// so sclCommAbort or sclCommDestroy from another thread never frees one under a call. destroy()
+// releases everything shared with peers; the object itself goes with its last reference.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,11 +20,18 @@
 #include "coll/call.h"
 #include "coll/context.h"
 #include "coll/p2p.h"
+#include "comm/call_order.h"
+#include "comm/control_layout.h"
+#include "comm/error_state.h"
 #include "core/config.h"
 #include "core/status.h"
+#include "fabric/cma_agreement.h"
 #include "fabric/peer_heaps.h"
+#include "fabric/peer_memory.h"
 #include "fabric/registration_cache.h"
+#include "fabric/staging.h"
 #include "sync/liveness.h"
+#include "sync/membership.h"
 #include "sync/waiter.h"
 
 struct sclComm {};  // the public handle type; Communicator derives from it
@@ -37,80 +48,99 @@ struct InitRequest {
 
 class Communicator : public sclComm {
  public:
-  static Result<std::unique_ptr<Communicator>> create(const InitRequest& req);
+  static Result<std::shared_ptr<Communicator>> create(const InitRequest& req);
   ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
 
   int rank() const { return ctx_.rank; }
   int nranks() const { return ctx_.nranks; }
   const CommConfig& config() const { return cfg_; }
 
-  // Runs one collective or a batch of point-to-point ops, blocking. Serialised per communicator.
-  Status run(const Call& call);
-  Status run_p2p(std::span<const P2POp> ops);
-  Result<std::unique_ptr<Communicator>> split(int color, int key, const sclConfig_t* config);
+  // A ticket in issue order, taken on the thread that issues the call (comm/call_order.h).
+  uint32_t issue() { return order_.take(); }
+  // Runs one collective, or a batch of point-to-point ops, blocking, in its ticket's turn.
+  Status run(uint32_t ticket, const Call& call);
+  Status run_p2p(uint32_t ticket, std::span<const P2POp> ops);
+  // sclCommSplit, in its ticket's turn: a child, or null for SCL_SPLIT_NOCOLOR.
+  Result<std::shared_ptr<Communicator>> split(uint32_t ticket, int color, int key,
+                                              const sclConfig_t* config);
 
-  // Tears down after a departure barrier with the peers (bounded by the timeout), so no peer can
-  // still be reading our control block when its memory is reused.
+  // Waits until every call issued before it is through, then leaves after a departure barrier
+  // with the peers (bounded by the timeout), so no peer can still be reading our blocks when
+  // their memory is reused. Later calls fail: the communicator is destroyed.
   void destroy();
-  // Revokes the communicator: every peer's pending and later calls fail with sclRemoteError.
+  // Revokes the communicator: every rank's pending and later calls fail with sclRemoteError.
+  // Any thread, any time: a blocked call returns within milliseconds. Not async-signal-safe.
   void abort();
 
-  // Errors: the sticky revocation status, the last error text, async (stream) errors.
-  void set_last_error(const Status& s);
-  std::string last_error() const;
-  void set_async_error(const Status& s);
-  sclResult_t async_error() const { return async_error_.load(); }
-
-  // Stream bookkeeping: destroy waits until queued work on this communicator has drained.
-  void enqueue_begin();
-  void enqueue_end();
-
+  ErrorState& errors() { return errors_; }
   // sclCommRegister: foreign ranges peers then read with process_vm_readv. Fails when this rank
   // cannot read its peers that way (the probe at init says why).
   Result<void*> register_range(void* buff, size_t size);
   bool deregister(void* handle);
+  const RegistrationCache& registrations() const { return registrations_; }
+  uint64_t control_bytes() const { return layout_.bytes(); }
 
-  uint64_t control_bytes() const;
+  // Tests only: the step number the next step follows, the same on every rank (it lets a test
+  // reach the wrap-around of step numbers without running 2^32 steps).
+  void set_step_for_testing(uint32_t seq) { ctx_.seq = seq; }
 
  private:
   Communicator() = default;
+  // Runs `work` in `ticket`'s turn, if the communicator is still usable then.
+  template <typename Work>
+  Status in_turn(uint32_t ticket, const char* name, Work&& work);
+  Status usable() const;
+  Status allocate_blocks(int nranks);
+  bootstrap::RankInfo describe(const InitRequest& req) const;
   Status init_from_table(const std::vector<bootstrap::RankInfo>& table,
                          std::vector<PeerHeapRef> maps);
-  void probe_cma();
   Status agree_on_settings();
-  Status allocate_blocks(int nranks);
-  Status check_usable() const;
   Status finish_call(Status s);
-  void revoke(const Status& why);
-  void depart();
+  // Init failed after peers learned where our blocks are: see communicator_init.cc.
+  void abandon_init();
   void release_shared_memory();
 
   CommConfig cfg_;
+  ControlLayout layout_;
   CollContext ctx_;
   std::vector<PeerHeapRef> maps_;
   std::vector<uint64_t> heap_nonces_;
+  std::vector<pid_t> pids_;
   Liveness live_;
   std::unique_ptr<Waiter> waiter_;
-  P2PState p2p_;
-  void* cb_ = nullptr;       // our control block, in our heap
-  void* staging_ = nullptr;  // our staging area, in our heap (touched only for foreign buffers)
-  uint64_t cb_bytes_ = 0;
-  bool leak_shared_ = false;  // set when a peer may still read our blocks after destroy
-
-  std::mutex call_mu_;
-  std::atomic<uint32_t> aborted_{0};
-  mutable std::mutex err_mu_;
-  Status revoked_;
-  std::atomic<bool> revoked_flag_{false};  // revoked_ is set (read without the mutex)
-  std::string last_error_;
-  std::atomic<sclResult_t> async_error_{sclSuccess};
-
-  std::mutex q_mu_;
-  std::condition_variable q_cv_;
-  int queued_ = 0;
-
+  MappedAccess mapped_{{}};
+  ProcessAccess process_{nullptr, 0};
+  Membership membership_;
+  CmaAgreement cma_;
   RegistrationCache registrations_;
-  Status cma_refusal_;  // why this rank cannot read its peers with process_vm_readv
+  Quarantine quarantine_;
+  P2PState p2p_;
+  CallOrder order_;
+  ErrorState errors_;
+  void* cb_ = nullptr;         // our control block, in our data heap
+  void* doorbells_ = nullptr;  // its doorbells, in our doorbell heap
+  void* staging_ = nullptr;    // our staging area (touched only for foreign buffers)
+  bool published_ = false;     // peers know where our blocks are: free them only after departing
+  bool departed_ = false;      // a departure barrier completed: no peer reads our blocks any more
+  std::atomic<bool> destroyed_{false};
 };
+
+template <typename Work>
+Status Communicator::in_turn(uint32_t ticket, const char* name, Work&& work) {
+  Status s = order_.enter(ticket, cfg_.timeout_ms.value, [this] { return usable(); });
+  if (!s.ok()) {
+    // A turn that never came: peers will run this call and we cannot, so later calls would pair
+    // wrongly. Revoke.
+    if (s.code() == sclTimeout) membership_.revoke(s);
+    errors_.set_last(s);
+    return s;
+  }
+  Turn turn(order_);
+  SCL_TRY(finish_call(usable()));
+  ctx_.begin_call(name);
+  return finish_call(work());
+}
 
 }  // namespace stratacl

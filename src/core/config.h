@@ -44,9 +44,9 @@ struct VarSpec {
   Var id;
   const char* name;  // the environment variable
   VarKind kind;
-  int64_t min, max;                  // kNumber: the accepted range
-  int64_t number_default;            // kNumber: the default, unless computed_default is set
-  int64_t (*computed_default)();     // kNumber: a default that depends on the machine
+  int64_t min, max;                      // kNumber: the accepted range
+  int64_t number_default;                // kNumber: the default, unless computed_default is set
+  int64_t (*computed_default)();         // kNumber: a default that depends on the machine
   std::span<const char* const> choices;  // kChoice: choices[0] is the default
   const char* help;
 };

@@ -1,7 +1,17 @@
-// The process heap: registration-on-allocation. One memfd per process, sized sparse to the heap
-// capacity and mapped MAP_SHARED once. Every communicator passes this fd to its local peers at
-// init, so any allocation in it is addressable by every peer as {rank, offset} with no per-buffer
-// or per-call registration. The segment has no name: it dies with the last process holding it.
+// The process heaps: registration-on-allocation. A heap is one memfd, sized sparse to its
+// capacity, sealed against shrinking and growing, and mapped MAP_SHARED once. Every communicator
+// passes its fd to the local peers at init, so any allocation in it is addressable by every peer
+// as {rank, offset}, with no per-buffer or per-call registration. The segment has no name: it
+// dies with the last process holding it.
+//
+// There are two per process:
+//  - the data heap (sclMemAlloc, control blocks, staging areas): peers get a read-only reopen of
+//    its memfd and map it PROT_READ, so no peer, buggy or hostile, can write our buffers;
+//  - the doorbell heap: a small one for the only memory peers write, the futex sleeper counts
+//    of our control blocks (sync/doorbells.h).
+// The seals mean a peer's ftruncate can no longer make every process mapping the heap die of
+// SIGBUS; hole punching, which gives freed pages back, still works under them. The mappings are
+// MADV_DONTFORK (fabric/fork_guard.h).
 #pragma once
 
 #include <atomic>
@@ -17,8 +27,10 @@ namespace stratacl {
 
 class Heap {
  public:
-  // The process heap, created on first use (first sclMemAlloc or first communicator).
+  // The data heap, created on first use (first sclMemAlloc or first communicator).
   static Result<Heap*> instance();
+  // The doorbell heap, created with the data heap's first communicator.
+  static Result<Heap*> doorbells();
 
   Result<void*> allocate(size_t bytes);
   Status release(void* ptr);
@@ -27,6 +39,8 @@ class Heap {
   uint64_t capacity() const { return capacity_; }
   uint64_t nonce() const { return nonce_; }  // random identity, lets peers dedupe mappings
   int fd() const { return fd_.get(); }
+  // The descriptor a peer maps: a read-only reopen of the memfd, or (doorbells) the memfd itself.
+  Result<UniqueFd> share_fd(bool writable) const;
 
   // True when [ptr, ptr+bytes) lies inside the heap's address range.
   bool contains(const void* ptr, size_t bytes) const {
@@ -46,20 +60,24 @@ class Heap {
   Stats stats() const;
 
  private:
-  Heap(UniqueFd fd, char* base, uint64_t capacity, uint64_t nonce);
-  static Result<Heap*> create();
+  Heap(UniqueFd fd, char* base, uint64_t capacity, uint64_t nonce, const char* what);
+  static Result<Heap*> create(const char* name, uint64_t capacity, const char* what);
 
   UniqueFd fd_;
   char* base_;
   uint64_t capacity_;
   uint64_t nonce_;
+  const char* what_;  // "sclMemAlloc" or "doorbells", for messages
   mutable std::mutex mu_;
   // Frees so far, written under mu_: a thread's cached block lookups stay valid while it holds.
   std::atomic<uint64_t> frees_{0};
   RangeAllocator alloc_;
 };
 
-// Returns the heap if it already exists, without creating it (for classification of buffers).
+// Returns the data heap if it already exists, without creating it (to classify buffers).
 Heap* existing_heap();
+
+// Capacity of the doorbell heap: 4 bytes per control-block line, for every communicator alive.
+constexpr uint64_t kDoorbellHeapBytes = 64ull << 20;
 
 }  // namespace stratacl

@@ -1,13 +1,15 @@
 #include "fabric/heap_exchange.h"
 
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "fabric/heap.h"
 
@@ -17,33 +19,38 @@ namespace {
 using bootstrap::RankInfo;
 using bootstrap::Secret;
 
+constexpr int64_t kGraceMs = 2000;  // a connection must deliver its message within this long
+constexpr size_t kMaxPending = 64;  // connections waiting for their message, at most
+
 struct FdMsg {
   uint8_t secret[16];
   int32_t rank;
   int32_t pid;
 };
 
-// The name is a hash of the secret, not the secret: abstract names are visible in
-// /proc/net/unix to every local user.
-sockaddr_un socket_name(const Secret& secret, int rank, socklen_t* len) {
-  uint64_t h = 1469598103934665603ull;
-  for (uint8_t b : secret) h = (h ^ b) * 1099511628211ull;
-  h = (h ^ uint64_t(rank)) * 1099511628211ull;
+sockaddr_un socket_name(const HeapExchange::Name& name, socklen_t* len) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string text = "stratacl/";
+  for (uint8_t b : name) text += kHex[b >> 4], text += kHex[b & 15];
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  std::string name = "stratacl/" + std::to_string(h) + "/" + std::to_string(rank);
-  std::memcpy(a.sun_path + 1, name.data(), name.size());  // sun_path[0] = 0: abstract
-  *len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  std::memcpy(a.sun_path + 1, text.data(), text.size());  // sun_path[0] = 0: abstract
+  *len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + text.size());
   return a;
 }
 
-Status send_fd(int sock, const Secret& secret, int rank, int fd) {
+// Our message: the secret, who we are, and two fds (data heap read-only, doorbell heap).
+struct OwnHeaps {
+  UniqueFd data, doorbells;
+};
+
+Status send_heaps(int sock, const Secret& secret, int rank, const OwnHeaps& heaps) {
   FdMsg m{};
   std::memcpy(m.secret, secret.data(), 16);
   m.rank = rank;
   m.pid = getpid();
   iovec iov{&m, sizeof m};
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(2 * sizeof(int))] = {};
   msghdr h{};
   h.msg_iov = &iov;
   h.msg_iovlen = 1;
@@ -52,36 +59,46 @@ Status send_fd(int sock, const Secret& secret, int rank, int fd) {
   cmsghdr* c = CMSG_FIRSTHDR(&h);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  if (sendmsg(sock, &h, MSG_NOSIGNAL) != ssize_t(sizeof m))
-    return SystemErrorf("heap exchange: sendmsg");
+  c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+  const int fds[2] = {heaps.data.get(), heaps.doorbells.get()};
+  std::memcpy(CMSG_DATA(c), fds, sizeof fds);
+  ssize_t n;
+  do n = sendmsg(sock, &h, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != ssize_t(sizeof m)) return SystemErrorf("heap exchange: sendmsg");
   return Status::Ok();
 }
 
-Result<UniqueFd> recv_fd(int sock, const Secret& secret, int* rank, const Deadline& deadline) {
-  pollfd p{sock, POLLIN, 0};
-  int rc = poll(&p, 1, deadline.remaining_ms());
-  if (rc == 0) return Errorf(sclTimeout, "heap exchange: a local peer did not answer in time");
-  if (rc < 0) return SystemErrorf("heap exchange: poll");
+struct Received {
+  int rank = -1;
+  UniqueFd data, doorbells;
+};
+
+// Reads one message that is already waiting (the caller polled). A message without the secret,
+// or without exactly two fds, is refused.
+Result<Received> recv_heaps(int sock, const Secret& secret) {
   FdMsg m{};
   iovec iov{&m, sizeof m};
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(4 * sizeof(int))] = {};
   msghdr h{};
   h.msg_iov = &iov;
   h.msg_iovlen = 1;
   h.msg_control = ctrl;
   h.msg_controllen = sizeof ctrl;
-  ssize_t n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-  UniqueFd fd;
+  ssize_t n;
+  do n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  std::vector<UniqueFd> fds;  // every fd received is closed unless kept
   for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      int got;
-      std::memcpy(&got, CMSG_DATA(c), sizeof got);
-      fd.reset(got);
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      fds.emplace_back(fd);
     }
   }
-  if (n != ssize_t(sizeof m) || !fd.valid()) {
+  if (n != ssize_t(sizeof m) || fds.size() != 2 || (h.msg_flags & MSG_CTRUNC)) {
     return Errorf(sclRemoteError, "heap exchange: malformed message from a local peer");
   }
   Secret s;
@@ -90,8 +107,18 @@ Result<UniqueFd> recv_fd(int sock, const Secret& secret, int* rank, const Deadli
     return Errorf(sclRemoteError,
                   "heap exchange: a local process without the job secret connected");
   }
-  *rank = m.rank;
-  return fd;
+  return Received{m.rank, std::move(fds[0]), std::move(fds[1])};
+}
+
+// Waits until `sock` is readable, retrying interrupted polls.
+Status wait_readable(int sock, const Deadline& deadline, const char* what) {
+  for (;;) {
+    pollfd p{sock, POLLIN, 0};
+    const int rc = poll(&p, 1, deadline.remaining_ms());
+    if (rc > 0) return Status::Ok();
+    if (rc < 0 && errno != EINTR) return SystemErrorf("heap exchange: poll");
+    if (deadline.expired()) return Errorf(sclTimeout, "heap exchange: %s", what);
+  }
 }
 
 // SO_PEERCRED: the kernel's word on who is at the other end, which a peer cannot forge.
@@ -108,78 +135,127 @@ Status check_creds(int sock, const RankInfo& expect) {
   return Status::Ok();
 }
 
+Result<OwnHeaps> own_heaps() {
+  Result<Heap*> data = Heap::instance();
+  if (!data.ok()) return data.status();
+  Result<Heap*> bells = Heap::doorbells();
+  if (!bells.ok()) return bells.status();
+  Result<UniqueFd> ro = (*data)->share_fd(false);
+  if (!ro.ok()) return ro.status();
+  Result<UniqueFd> rw = (*bells)->share_fd(true);
+  if (!rw.ok()) return rw.status();
+  return OwnHeaps{std::move(*ro), std::move(*rw)};
+}
+
 }  // namespace
 
-Result<HeapExchange> HeapExchange::listen(const Secret& secret, int rank) {
-  UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+Result<HeapExchange> HeapExchange::listen(const Secret& secret) {
+  Name name;
+  if (getrandom(name.data(), name.size(), 0) != ssize_t(name.size()))
+    return SystemErrorf("heap exchange: getrandom");
+  UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) return SystemErrorf("heap exchange: socket");
   socklen_t len;
-  sockaddr_un a = socket_name(secret, rank, &len);
+  sockaddr_un a = socket_name(name, &len);
   if (bind(fd.get(), reinterpret_cast<sockaddr*>(&a), len) != 0) {
-    return SystemErrorf("heap exchange: bind (is rank %d started twice?)", rank);
+    return SystemErrorf("heap exchange: bind");
   }
   if (::listen(fd.get(), 1024) != 0) return SystemErrorf("heap exchange: listen");
-  return HeapExchange(std::move(fd), secret);
+  return HeapExchange(std::move(fd), secret, name);
 }
 
 Result<std::vector<PeerHeapRef>> HeapExchange::exchange(const std::vector<RankInfo>& table,
                                                         const std::vector<int>& local, int me,
-                                                        int heap_fd, const Deadline& deadline) {
-  std::vector<UniqueFd> fds(table.size());
+                                                        const Deadline& deadline) {
+  Result<OwnHeaps> mine = own_heaps();
+  if (!mine.ok()) return mine.status();
+  std::vector<Received> got(table.size());
   // Lower ranks accept, higher ranks connect: the dependency graph has no cycle, so no deadlock.
   for (int j : local) {
     if (j >= me) continue;
     UniqueFd s(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!s.valid()) return SystemErrorf("heap exchange: socket");
     socklen_t len;
-    sockaddr_un a = socket_name(secret_, j, &len);
+    sockaddr_un a = socket_name(table[j].exchange_name, &len);
     while (connect(s.get(), reinterpret_cast<sockaddr*>(&a), len) != 0) {
-      if ((errno != EAGAIN && errno != ECONNREFUSED) || deadline.expired()) {
+      if ((errno != EAGAIN && errno != ECONNREFUSED && errno != EINTR) || deadline.expired()) {
         return SystemErrorf("heap exchange: connect to local rank %d (pid %d)", j, table[j].pid);
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      usleep(1000);
     }
     SCL_TRY(check_creds(s.get(), table[j]));
-    SCL_TRY(send_fd(s.get(), secret_, me, heap_fd));
-    int from = -1;
-    Result<UniqueFd> fd = recv_fd(s.get(), secret_, &from, deadline);
-    if (!fd.ok()) return fd.status();
-    if (from != j) return Errorf(sclRemoteError, "heap exchange: rank %d answered as %d", j, from);
-    fds[j] = std::move(*fd);
+    SCL_TRY(send_heaps(s.get(), secret_, me, *mine));
+    SCL_TRY(wait_readable(s.get(), deadline, "a local peer did not answer in time"));
+    Result<Received> r = recv_heaps(s.get(), secret_);
+    if (!r.ok()) return r.status();
+    if (r->rank != j)
+      return Errorf(sclRemoteError, "heap exchange: rank %d answered as %d", j, r->rank);
+    got[j] = std::move(*r);
   }
+
+  // Accept every higher local rank. Connections wait in `pending` until their message arrives;
+  // one that stays silent past the grace, or says anything wrong, is dropped without stalling the
+  // others. At most kMaxPending wait at once: further ones are refused until a slot frees.
+  struct Pending {
+    UniqueFd sock;
+    Deadline grace;
+  };
+  std::vector<Pending> pending;
   int expect = 0;
   for (int j : local) expect += j > me;
-  for (int got = 0; got < expect;) {
-    pollfd p{listener_.get(), POLLIN, 0};
-    int rc = poll(&p, 1, deadline.remaining_ms());
-    if (rc == 0)
-      return Errorf(sclTimeout, "heap exchange: %d local peers never connected", expect - got);
-    if (rc < 0) continue;
-    UniqueFd s(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!s.valid()) continue;
-    int from = -1;
-    Result<UniqueFd> fd = recv_fd(s.get(), secret_, &from, deadline);
-    if (!fd.ok()) continue;  // a stranger: ignore it and keep waiting for the real peers
-    if (from <= me || from >= int(table.size()) || fds[from].valid() ||
-        table[from].host_hash != table[me].host_hash) {
-      continue;
+  for (int joined = 0; joined < expect;) {
+    std::vector<pollfd> fds{{listener_.get(), POLLIN, 0}};
+    for (const Pending& p : pending) fds.push_back({p.sock.get(), POLLIN, 0});
+    const int rc = poll(fds.data(), fds.size(), std::min(deadline.remaining_ms(), 100));
+    if (rc < 0 && errno != EINTR) return SystemErrorf("heap exchange: poll");
+    if (deadline.expired()) {
+      return Errorf(sclTimeout, "heap exchange: %d local peers never delivered their heaps",
+                    expect - joined);
     }
-    if (!check_creds(s.get(), table[from]).ok()) continue;
-    SCL_TRY(send_fd(s.get(), secret_, me, heap_fd));
-    fds[from] = std::move(*fd);
-    ++got;
+    std::vector<Pending> keep;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      Pending& p = pending[i];
+      if (!(fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) {
+        if (!p.grace.expired()) keep.push_back(std::move(p));
+        continue;
+      }
+      Result<Received> r = recv_heaps(p.sock.get(), secret_);
+      if (!r.ok()) continue;  // a stranger: drop it and keep waiting for the real peers
+      const int from = r->rank;
+      if (from <= me || from >= int(table.size()) || got[from].rank >= 0 ||
+          table[from].host_hash != table[me].host_hash ||
+          !check_creds(p.sock.get(), table[from]).ok()) {
+        continue;
+      }
+      SCL_TRY(send_heaps(p.sock.get(), secret_, me, *mine));
+      got[from] = std::move(*r);
+      ++joined;
+    }
+    pending = std::move(keep);
+    if (fds[0].revents & POLLIN) {
+      for (;;) {
+        UniqueFd s(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+        if (!s.valid()) break;  // EAGAIN: nothing more to accept now (EINTR: next round)
+        if (pending.size() >= kMaxPending) continue;  // refused: closed at once
+        pending.push_back(Pending{std::move(s), Deadline::after_ms(kGraceMs)});
+      }
+    }
   }
   listener_.reset();  // nothing stays open after init
 
   std::vector<PeerHeapRef> maps(table.size());
-  Heap* heap = existing_heap();
   for (int j : local) {
     if (j == me) {
-      maps[j] = PeerHeapRef::self(heap->base(), heap->capacity(), heap->nonce());
+      Result<PeerHeapRef> self = PeerHeapRef::self();
+      if (!self.ok()) return self.status();
+      maps[j] = std::move(*self);
       continue;
     }
-    Result<PeerHeapRef> m =
-        PeerHeapRef::acquire(table[j].heap_nonce, fds[j].get(), table[j].heap_bytes);
-    if (!m.ok()) return m.status();
+    const PeerHeapFds fds{got[j].data.get(), got[j].doorbells.get(), table[j].heap_bytes,
+                          table[j].doorbell_bytes};
+    Result<PeerHeapRef> m = PeerHeapRef::acquire(table[j].heap_nonce, fds);
+    if (!m.ok())
+      return Status(m.status().code(), "rank " + std::to_string(j) + ": " + m.status().message());
     maps[j] = std::move(*m);
   }
   return maps;

@@ -1,5 +1,8 @@
-// Mappings of local peers' heaps. Each peer heap is mapped once per process, however many
-// communicators share that peer, and unmapped when the last of them is destroyed.
+// Mappings of local peers' heaps: a peer's data heap read-only (PROT_READ: pull-only algorithms
+// only read peers' memory), its doorbell heap read-write (the sleeper counts we may bump). A
+// peer's pair is mapped once per process, however many communicators share that peer, and
+// unmapped when the last of them is destroyed. A received fd is mapped only if it is a memfd
+// sealed against shrinking and growing, at least as large as announced.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +10,11 @@
 #include "core/status.h"
 
 namespace stratacl {
+
+struct PeerHeapFds {
+  int data = -1, doorbells = -1;  // owned by the caller; only read here
+  uint64_t data_bytes = 0, doorbell_bytes = 0;
+};
 
 class PeerHeapRef {
  public:
@@ -17,25 +25,26 @@ class PeerHeapRef {
   PeerHeapRef& operator=(const PeerHeapRef&) = delete;
   ~PeerHeapRef();
 
-  char* base() const { return base_; }
-  uint64_t size() const { return size_; }
+  const char* data() const { return data_; }
+  uint64_t data_bytes() const { return data_bytes_; }
+  char* doorbells() const { return doorbells_; }
+  uint64_t doorbell_bytes() const { return doorbell_bytes_; }
   uint64_t nonce() const { return nonce_; }
 
-  // Maps `fd` (a peer's heap memfd, `size` bytes) unless a mapping of heap `nonce` exists.
-  // The fd is only read; the caller keeps ownership of it.
-  static Result<PeerHeapRef> acquire(uint64_t nonce, int fd, uint64_t size);
-  // Another reference to a heap that is already mapped (used by sclCommSplit).
+  // Maps the peer's heaps unless heap `nonce` is mapped already.
+  static Result<PeerHeapRef> acquire(uint64_t nonce, const PeerHeapFds& fds);
+  // Another reference to heaps that are already mapped (used by sclCommSplit).
   static Result<PeerHeapRef> share(uint64_t nonce);
-  // Our own heap, for uniform addressing of self.
-  static PeerHeapRef self(char* base, uint64_t size, uint64_t nonce);
+  // Our own heaps, for uniform addressing of self.
+  static Result<PeerHeapRef> self();
 
  private:
-  PeerHeapRef(char* base, uint64_t size, uint64_t nonce, bool counted)
-      : base_(base), size_(size), nonce_(nonce), counted_(counted) {}
+  static PeerHeapRef share_locked(uint64_t nonce);
   void reset();
 
-  char* base_ = nullptr;
-  uint64_t size_ = 0;
+  const char* data_ = nullptr;
+  char* doorbells_ = nullptr;
+  uint64_t data_bytes_ = 0, doorbell_bytes_ = 0;
   uint64_t nonce_ = 0;
   bool counted_ = false;  // false for self and for moved-from objects
 };

@@ -19,6 +19,10 @@ int online_cpus() {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? int(n) : 1;
 }
+
+const char* revocation_text(uint32_t why) {
+  return why == kAborted ? "called sclCommAbort" : "failed and revoked the communicator";
+}
 }  // namespace
 
 WaitPolicy WaitPolicy::for_ranks(int local_ranks, int64_t spin_override_ns) {
@@ -28,51 +32,70 @@ WaitPolicy WaitPolicy::for_ranks(int local_ranks, int64_t spin_override_ns) {
   return p;
 }
 
-void signal_flag(Flag& flag, uint32_t value) {
+void signal_flag(const OwnBlock& mine, Flag& flag, uint32_t value) {
   flag.value.store(value, std::memory_order_seq_cst);
-  if (flag.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&flag.value);
+  if (mine.doorbell(&flag).load(std::memory_order_seq_cst) != 0) futex_wake_all(&flag.value);
 }
 
-void wake_flag(Flag& flag) { futex_wake_all(&flag.value); }
+void wake_flag(const OwnBlock&, const Flag& flag) {
+  futex_wake_all(const_cast<std::atomic<uint32_t>*>(&flag.value));
+}
 
 bool Waiter::departed(int r) const {
-  const ControlBlock* cb = peers_[size_t(r)];
+  const ControlBlock* cb = blocks_[size_t(r)].cb;
   // Identity first: once it changed, the block is freed and its other fields mean nothing.
   return cb->instance.load(std::memory_order_acquire) != instances_[size_t(r)] ||
          cb->depart.value.load(std::memory_order_acquire) != 0;
+}
+
+// Rank r is dead. If it revoked the communicator before it exited, it is not the cause: the rank
+// it blamed is (three ranks, rank 1 stopped: rank 0 times out naming rank 1 and exits; rank 2
+// must name rank 1 too, not rank 0).
+Status Waiter::dead_peer(int r) const {
+  const ControlBlock* cb = blocks_[size_t(r)].cb;
+  const bool freed = cb->instance.load(std::memory_order_acquire) != instances_[size_t(r)];
+  const uint32_t why = freed ? kDeparted : cb->revoked.load(std::memory_order_acquire);
+  const int culprit = freed ? -1 : cb->culprit.load(std::memory_order_acquire);
+  if ((why == kFailed || why == kAborted) && culprit >= 0 && culprit != r &&
+      size_t(culprit) < blocks_.size()) {
+    return Errorf(sclRemoteError, "rank %d (pid %d) failed: rank %d (pid %d) %s, then exited",
+                  culprit, pid(culprit), r, pid(r), revocation_text(why))
+        .with_culprit(culprit);
+  }
+  return Errorf(sclRemoteError, "rank %d (pid %d) %s", r, pid(r),
+                why == kAborted    ? "called sclCommAbort and exited"
+                : why == kDeparted ? "destroyed the communicator and exited"
+                                   : "died")
+      .with_culprit(r);
 }
 
 Status Waiter::check_peers(int waiting_on) const {
   if (local_abort_ && local_abort_->load(std::memory_order_acquire)) {
     return Errorf(sclRemoteError, "the communicator was aborted by this rank");
   }
-  const std::vector<bool> dead = live_ ? live_->dead_ranks() : std::vector<bool>(peers_.size());
-  auto pid = [&](int r) { return live_ ? live_->pid_of(r) : 0; };
+  const std::vector<bool> dead = live_ ? live_->dead_ranks() : std::vector<bool>(blocks_.size());
   // A death is the root cause of everything else, so it is reported first.
-  for (size_t r = 0; r < peers_.size(); ++r) {
-    if (!peers_[r] || !dead[r]) continue;
+  for (size_t r = 0; r < blocks_.size(); ++r) {
+    if (!dead[r]) continue;
     if (departed(int(r)) && int(r) != waiting_on) continue;  // left cleanly, then exited
-    return Errorf(sclRemoteError, "rank %zu (pid %d) %s", r, pid(int(r)),
-                  departed(int(r)) ? "destroyed the communicator and exited" : "died")
-        .with_culprit(int(r));
+    return dead_peer(int(r));
   }
-  for (size_t r = 0; r < peers_.size(); ++r) {
-    if (!peers_[r]) continue;
+  for (size_t r = 0; r < blocks_.size(); ++r) {
+    const ControlBlock* cb = blocks_[r].cb;
     // A freed block (identity changed) says nothing more than "departed".
-    const bool freed = peers_[r]->instance.load(std::memory_order_acquire) != instances_[r];
-    const uint32_t why = freed ? kDeparted : peers_[r]->revoked.load(std::memory_order_acquire);
+    const bool freed = cb->instance.load(std::memory_order_acquire) != instances_[r];
+    const uint32_t why = freed ? kDeparted : cb->revoked.load(std::memory_order_acquire);
     if (why == kAborted || why == kFailed) {
-      const int culprit = peers_[r]->culprit.load(std::memory_order_acquire);
+      const int culprit = cb->culprit.load(std::memory_order_acquire);
       std::string cause;
-      if (why == kFailed && culprit >= 0 && size_t(culprit) != r &&
-          size_t(culprit) < peers_.size()) {
+      const bool blamed = culprit >= 0 && size_t(culprit) != r && size_t(culprit) < blocks_.size();
+      if (why == kFailed && blamed) {
         cause = " because rank " + std::to_string(culprit) + " (pid " +
                 std::to_string(pid(culprit)) + ") failed";
       }
-      return Errorf(sclRemoteError, "rank %zu (pid %d) %s%s", r, pid(int(r)),
-                    why == kAborted ? "called sclCommAbort" : "failed and revoked the communicator",
+      return Errorf(sclRemoteError, "rank %zu (pid %d) %s%s", r, pid(int(r)), revocation_text(why),
                     cause.c_str())
-          .with_culprit(culprit >= 0 ? culprit : int(r));
+          .with_culprit(blamed ? culprit : int(r));
     }
     if (departed(int(r)) && int(r) == waiting_on) {
       return Errorf(sclRemoteError, "rank %zu (pid %d) destroyed the communicator", r, pid(int(r)))
@@ -82,23 +105,11 @@ Status Waiter::check_peers(int waiting_on) const {
   return Status::Ok();
 }
 
-Status Waiter::wait(const Flag& flag, uint32_t target, int rank, const Deadline& deadline,
+Status Waiter::wait(int rank, const Flag& flag, uint32_t target, const Deadline& deadline,
                     const std::function<std::string()>& what) const {
-  if (seq_reached(flag.value.load(std::memory_order_acquire), target)) return Status::Ok();
-  return wait_from(flag, target, rank, now_ns(), deadline, what);
-}
-
-Status Waiter::wait_ms(const Flag& flag, uint32_t target, int rank, int64_t timeout_ms,
-                       const std::function<std::string()>& what) const {
-  if (seq_reached(flag.value.load(std::memory_order_acquire), target)) return Status::Ok();
-  const int64_t start = now_ns();
-  return wait_from(flag, target, rank, start, Deadline::at_ns(start + timeout_ms * 1000000), what);
-}
-
-Status Waiter::wait_from(const Flag& flag, uint32_t target, int rank, int64_t start_ns,
-                         const Deadline& deadline, const std::function<std::string()>& what) const {
   auto reached = [&] { return seq_reached(flag.value.load(std::memory_order_acquire), target); };
-  const int64_t spin_until = start_ns + policy_.spin_ns;
+  if (reached()) return Status::Ok();
+  const int64_t spin_until = now_ns() + policy_.spin_ns;
   // Oversubscribed, the rank we wait for may need this very core: give it up at every check
   // instead of burning a slice of pauses first.
   const int checks_per_round = policy_.yield_while_spinning ? 1 : 64;
@@ -110,7 +121,8 @@ Status Waiter::wait_from(const Flag& flag, uint32_t target, int rank, int64_t st
     if (policy_.yield_while_spinning) sched_yield();
   } while (now_ns() < spin_until);
 
-  auto& mutable_flag = const_cast<Flag&>(flag);
+  Doorbell& doorbell = blocks_[size_t(rank)].doorbell(&flag);
+  auto* word = const_cast<std::atomic<uint32_t>*>(&flag.value);  // futex_wait only reads it
   for (;;) {
     if (reached()) return Status::Ok();
     Status s = check_peers(rank);
@@ -125,12 +137,12 @@ Status Waiter::wait_from(const Flag& flag, uint32_t target, int rank, int64_t st
                     what().c_str(), rank, flag.value.load(), target)
           .with_culprit(rank);
     }
-    mutable_flag.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    doorbell.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t seen = flag.value.load(std::memory_order_seq_cst);
     if (!seq_reached(seen, target)) {
-      futex_wait(&mutable_flag.value, seen, std::min(kSleepSliceNs, deadline.remaining_ns() + 1));
+      futex_wait(word, seen, std::min(kSleepSliceNs, deadline.remaining_ns() + 1));
     }
-    mutable_flag.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    doorbell.fetch_sub(1, std::memory_order_seq_cst);
   }
 }
 

@@ -10,7 +10,7 @@
 
 #include "core/deadline.h"
 #include "core/status.h"
-#include "sync/control_block.h"
+#include "sync/doorbells.h"
 #include "sync/liveness.h"
 
 namespace stratacl {
@@ -25,48 +25,42 @@ struct WaitPolicy {
 
 class Waiter {
  public:
-  // instances[r] is the identity rank r's block had when we joined (ControlBlock::instance).
-  Waiter(WaitPolicy policy, std::vector<ControlBlock*> peers, std::vector<uint64_t> instances,
+  // blocks[r] is rank r's control block as we see it (ours included); instances[r] the identity
+  // it had when we joined (ControlBlock::instance).
+  Waiter(WaitPolicy policy, std::vector<PeerBlock> blocks, std::vector<uint64_t> instances,
          const Liveness* live, const std::atomic<uint32_t>* local_abort)
       : policy_(policy),
-        peers_(std::move(peers)),
+        blocks_(std::move(blocks)),
         instances_(std::move(instances)),
         live_(live),
         local_abort_(local_abort) {}
 
-  // Waits until flag.value reaches `target`. `rank` is the owner of the flag (for messages);
-  // `what` names the wait, e.g. "allreduce #17: arrival".
-  Status wait(const Flag& flag, uint32_t target, int rank, const Deadline& deadline,
+  // Waits until `flag`, a line of rank `rank`'s block, reaches `target`. `what` names the wait,
+  // e.g. "allreduce #17 (step 40) waiting for arrival".
+  Status wait(int rank, const Flag& flag, uint32_t target, const Deadline& deadline,
               const std::function<std::string()>& what) const;
-  // The same with a timeout that starts now, read from the clock only if we must wait (the
-  // common case of a step: one clock read serves both the spin budget and the deadline).
-  Status wait_ms(const Flag& flag, uint32_t target, int rank, int64_t timeout_ms,
-                 const std::function<std::string()>& what) const;
 
   // Checks abort, revocation and liveness without waiting, on behalf of a wait for rank
   // `waiting_on` (-1: none in particular). A peer that destroyed the communicator (and perhaps
   // exited since) is an error only when it is the rank we wait for: point-to-point partners
-  // finish at different times. An abort, a failure, or a death without departure is always one.
+  // finish at different times. An abort, a failure, or a death without departure is always one,
+  // and the culprit is the rank that caused it: a rank that revoked and then exited names the
+  // rank it blamed.
   Status check_peers(int waiting_on = -1) const;
   // True when ranks outnumber cores: then nobody may spin without yielding.
   bool oversubscribed() const { return policy_.yield_while_spinning; }
-  // Spins from `start_ns` for the policy's budget, then sleeps until `deadline`.
-  Status wait_from(const Flag& flag, uint32_t target, int rank, int64_t start_ns,
-                   const Deadline& deadline, const std::function<std::string()>& what) const;
   // True once rank r has destroyed the communicator (its block may already be freed).
   bool departed(int r) const;
 
  private:
+  Status dead_peer(int r) const;
+  pid_t pid(int r) const { return live_ ? live_->pid_of(r) : 0; }
+
   WaitPolicy policy_;
-  std::vector<ControlBlock*> peers_;
+  std::vector<PeerBlock> blocks_;
   std::vector<uint64_t> instances_;
   const Liveness* live_;
   const std::atomic<uint32_t>* local_abort_;
 };
-
-// Publishes `value` and wakes sleepers, if any (Dekker-style: store, full fence, load sleepers).
-void signal_flag(Flag& flag, uint32_t value);
-// Wakes sleepers without changing the value (used by abort: they re-check and see it).
-void wake_flag(Flag& flag);
 
 }  // namespace stratacl

@@ -42,6 +42,9 @@ RankInfo info(int rank, int nranks) {
   r.cb_offset = 4096;
   r.staging_bytes = uint64_t(1) << 20;
   r.staging_offset = uint64_t(1) << 29;
+  r.doorbell_bytes = uint64_t(64) << 20;
+  r.doorbell_offset = 256 * uint64_t(rank);
+  for (size_t i = 0; i < r.exchange_name.size(); ++i) r.exchange_name[i] = uint8_t(17 * i + rank);
   return r;
 }
 

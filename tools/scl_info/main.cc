@@ -2,11 +2,11 @@
 // and use, the memory a communicator costs, and every configuration variable with its source.
 #include <cstdio>
 
+#include "comm/control_layout.h"
 #include "core/config.h"
 #include "fabric/heap.h"
 #include "reduce/reduce.h"
 #include "stratacl/stratacl.h"
-#include "sync/control_block.h"
 
 using namespace stratacl;
 
@@ -33,7 +33,9 @@ int main() {
                 (unsigned long long)s.peak);
   }
   for (int n : {2, 8, 64}) {
-    std::printf("control block   : %zu bytes per rank for %d ranks\n", CbLayout::of(n).total, n);
+    const ControlLayout layout = ControlLayout::of(n);
+    std::printf("control block   : %zu bytes per rank for %d ranks (+ %zu bytes of doorbells)\n",
+                layout.bytes(), n, layout.lines() * sizeof(Doorbell));
   }
   std::printf("staging area    : %lld bytes per communicator, touched only for foreign buffers\n",
               (long long)process_value(Var::kStagingBytes));

@@ -1,0 +1,55 @@
+#include "comm/call_order.h"
+
+#include <chrono>
+
+#include "core/deadline.h"
+
+namespace stratacl {
+
+Status CallOrder::enter(uint32_t ticket, int64_t timeout_ms, const std::function<Status()>& stop) {
+  if (serving_.load(std::memory_order_acquire) == ticket) return Status::Ok();
+  std::unique_lock<std::mutex> lock(mu_);
+  const Deadline deadline = Deadline::after_ms(timeout_ms);
+  // Dekker with leave(): we count ourselves, then look; it moves serving_, then looks for us.
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  Status outcome;
+  for (;;) {
+    if (serving_.load(std::memory_order_seq_cst) == ticket) break;
+    outcome = stop();
+    if (outcome.ok() && deadline.expired()) {
+      outcome = Errorf(sclTimeout,
+                       "timed out waiting for the calls issued before it on this communicator "
+                       "(%u of them are still ahead)",
+                       ticket - serving_.load());
+    }
+    if (!outcome.ok()) {
+      given_up_.insert(ticket);
+      given_up_count_.fetch_add(1, std::memory_order_seq_cst);
+      break;
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(10));
+  }
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
+  return outcome;
+}
+
+void CallOrder::advance_locked(uint32_t next) {
+  while (given_up_.erase(next)) {
+    given_up_count_.fetch_sub(1, std::memory_order_relaxed);
+    ++next;
+  }
+  serving_.store(next, std::memory_order_seq_cst);
+  cv_.notify_all();
+}
+
+void CallOrder::leave() {
+  const uint32_t next = serving_.load(std::memory_order_relaxed) + 1;
+  if (given_up_count_.load(std::memory_order_seq_cst) == 0) {
+    serving_.store(next, std::memory_order_seq_cst);
+    if (waiters_.load(std::memory_order_seq_cst) == 0) return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  advance_locked(given_up_count_.load() == 0 ? serving_.load() : next);
+}
+
+}  // namespace stratacl

@@ -1,0 +1,41 @@
+// The layout of a communicator's control blocks: the core lines (sync/control_block.h), then each
+// protocol's region in a fixed order, so every rank computes the same offsets from the rank
+// count. A protocol that publishes something new declares its region here.
+#pragma once
+
+#include <cstdint>
+
+#include "coll/context.h"
+#include "fabric/cma_agreement.h"
+#include "sync/region.h"
+
+namespace stratacl {
+
+// Settings that choose the protocol of a call: every rank must use the same (compared at init).
+struct SharedSettings {
+  uint32_t eager_max_bytes = 0;     // STRATACL_EAGER_MAX_BYTES
+  int64_t oneshot_forced_max = -1;  // STRATACL_ONESHOT_MAX_BYTES
+};
+
+// What a rank announces in sclCommSplit's step: its colour and key, where the blocks it allocated
+// for the child communicator are, and whether it could prepare them (a result code).
+struct SplitAnnouncement {
+  int64_t color = 0, key = 0;
+  uint64_t cb_offset = 0, doorbell_offset = 0;
+  uint64_t staging_offset = 0, staging_bytes = 0;
+  int32_t prepared = 0;
+};
+
+struct ControlLayout {
+  RegionLayout regions;
+  CollRegions coll;
+  Region<CmaVerdict> cma;
+  Region<SharedSettings> settings;
+  Region<SplitAnnouncement> split;
+
+  static ControlLayout of(int nranks);
+  size_t bytes() const { return regions.total_bytes(); }
+  size_t lines() const { return regions.lines(); }
+};
+
+}  // namespace stratacl

@@ -1,0 +1,83 @@
+#include "fabric/staging.h"
+
+#include "exec/copy.h"
+
+namespace stratacl {
+
+StagedBlock& StagedBlock::operator=(StagedBlock&& o) noexcept {
+  if (this != &o) {
+    reset();
+    heap_ = o.heap_;
+    ptr_ = std::exchange(o.ptr_, nullptr);
+  }
+  return *this;
+}
+
+Result<StagedBlock> StagedBlock::allocate(Heap* heap, size_t bytes) {
+  Result<void*> p = heap->allocate(bytes);
+  if (!p.ok()) return p.status();
+  StagedBlock b;
+  b.heap_ = heap;
+  b.ptr_ = static_cast<char*>(*p);
+  return b;
+}
+
+void StagedBlock::reset() {
+  if (ptr_) (void)heap_->release(std::exchange(ptr_, nullptr));
+}
+
+void Quarantine::keep(StagedBlock block) {
+  if (!block) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  blocks_.push_back(std::move(block));
+}
+
+void Quarantine::release_all() {
+  std::lock_guard<std::mutex> lock(mu_);
+  blocks_.clear();
+}
+
+void Quarantine::leak_all() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (StagedBlock& b : blocks_) b.leak();
+  blocks_.clear();
+}
+
+RemoteRef Stager::in_place(const Outgoing& out) const {
+  switch (out.src.kind) {
+    case MemKind::kHeap:
+      return RemoteRef{heap_->offset_of(out.src.ptr), out.stride, RefKind::kMapped};
+    case MemKind::kRegistered:
+      if (cma_usable())
+        return RemoteRef{reinterpret_cast<uintptr_t>(out.src.ptr), out.stride, RefKind::kProcess};
+      return RemoteRef{};
+    case MemKind::kForeign:
+      break;
+  }
+  return RemoteRef{};
+}
+
+RemoteRef Stager::stage(const Outgoing& out, char* dst) const {
+  for (int b = 0; b < out.nblocks; ++b) {
+    copy_bytes(dst + size_t(b) * out.block_bytes, out.src.ptr + size_t(b) * out.stride,
+               out.block_bytes);
+  }
+  return RemoteRef{heap_->offset_of(dst), out.block_bytes, RefKind::kMapped};
+}
+
+RemoteRef Stager::publish(const Outgoing& out, size_t area_offset) const {
+  const RemoteRef r = in_place(out);
+  return r.kind != RefKind::kNone ? r : stage(out, area_ + area_offset);
+}
+
+Result<RemoteRef> Stager::publish_own(const Outgoing& out, StagedBlock* block) const {
+  const RemoteRef r = in_place(out);
+  if (r.kind != RefKind::kNone) return r;
+  if (out.staged_bytes() == 0) return RemoteRef{0, 0, RefKind::kMapped};  // nothing to read
+  Result<StagedBlock> b = StagedBlock::allocate(heap_, out.staged_bytes());
+  if (!b.ok()) return b.status();
+  *block = std::move(*b);
+  return stage(out, block->get());
+}
+
+}  // namespace stratacl
