@@ -16,8 +16,8 @@ TEST(Config, ParsesSuffixesAndRanges) {
   EXPECT_FALSE(parse_setting(s, "1KB").ok());  // junk after the suffix
   EXPECT_FALSE(parse_setting(s, "").ok());
   EXPECT_FALSE(parse_setting(s, "abc").ok());
-  EXPECT_FALSE(parse_setting(s, "99999999999G").ok());           // overflows in the suffix
-  EXPECT_FALSE(parse_setting(s, "99999999999999999999").ok());   // overflows as digits
+  EXPECT_FALSE(parse_setting(s, "99999999999G").ok());            // overflows in the suffix
+  EXPECT_FALSE(parse_setting(s, "99999999999999999999").ok());    // overflows as digits
   EXPECT_EQ(parse_setting(spec(Var::kSpinNs), "-1")->value, -1);  // negative where allowed
   Result<Setting> bad = parse_setting(spec(Var::kTimeoutMs), "0");
   ASSERT_FALSE(bad.ok());
