@@ -47,7 +47,7 @@ namespace {
 
 constexpr std::chrono::minutes kTimeout(10);
 
-int EnvInt(const char* first, const char* second, int fallback) {
+int env_int(const char* first, const char* second, int fallback) {
   for (const char* name : {first, second}) {
     if (const char* value = std::getenv(name); value != nullptr && *value != '\0') {
       return std::atoi(value);
@@ -67,13 +67,13 @@ class GlooBench {
 
   // Where this rank's output of collective c lies: ReduceScatterHalvingDoubling leaves the
   // rank's reduced chunk at the start of its (in-place) buffer.
-  const float* Output(int c) const {
+  const float* output(int c) const {
     return c == PEER_REDUCE_SCATTER ? send_.data() : recv_.data();
   }
 
   // Everything a timed call needs, set up once per size (Gloo registers buffers when options
   // or algorithms are built, so that stays out of the timing, as MPI's would).
-  void Prepare(int c, size_t count) {
+  void prepare(int c, size_t count) {
     const size_t chunk = count / static_cast<size_t>(nranks_);
     float* send = send_.data();
     float* recv = recv_.data();
@@ -127,10 +127,10 @@ class GlooBench {
     }
   }
 
-  void Call() { call_(); }
+  void call() { call_(); }
 
   // The check run: verifiable input, NaN output, one call, wrong elements over all ranks.
-  uint64_t CheckOnce(int c, size_t count) {
+  uint64_t check_once(int c, size_t count) {
     size_t in = 0, out = 0;
     peer_geometry(c, count, nranks_, rank_, &in, &out);
     if (c == PEER_REDUCE_SCATTER) {
@@ -139,19 +139,19 @@ class GlooBench {
       peer_fill_nan(recv_.data(), out);
       peer_fill(send_.data(), in, c == PEER_BROADCAST ? 0 : rank_);
     }
-    Call();
-    const uint64_t wrong = peer_count_wrong(c, Output(c), count, nranks_, rank_);
-    return static_cast<uint64_t>(Reduce(static_cast<double>(wrong), &gloo::sum<double>));
+    call();
+    const uint64_t wrong = peer_count_wrong(c, output(c), count, nranks_, rank_);
+    return static_cast<uint64_t>(reduce(static_cast<double>(wrong), &gloo::sum<double>));
   }
 
-  void Barrier() {
+  void barrier() {
     gloo::BarrierOptions opts(context_);
     opts.setTimeout(kTimeout);
     gloo::barrier(opts);
   }
 
   // The reduction of one double over the ranks.
-  double Reduce(double local, void (*fn)(void*, const void*, const void*, size_t)) {
+  double reduce(double local, void (*fn)(void*, const void*, const void*, size_t)) {
     double in = local, out = 0;
     gloo::AllreduceOptions opts(context_);
     opts.setInput(&in, 1);
@@ -175,11 +175,11 @@ class GlooBench {
   std::function<void()> call_;
 };
 
-int Run(int argc, char** argv) {
+int run(int argc, char** argv) {
   peer_options o;
   if (!peer_parse_options(argc, argv, &o)) return 2;
-  const int rank = EnvInt("STRATACL_RANK", "RANK", -1);
-  const int nranks = EnvInt("STRATACL_WORLD_SIZE", "WORLD_SIZE", -1);
+  const int rank = env_int("STRATACL_RANK", "RANK", -1);
+  const int nranks = env_int("STRATACL_WORLD_SIZE", "WORLD_SIZE", -1);
   if (rank < 0 || nranks < 1 || rank >= nranks) {
     std::fprintf(stderr, "gloo_bench: run under stratarun (STRATACL_RANK/STRATACL_WORLD_SIZE)\n");
     return 2;
@@ -221,22 +221,22 @@ int Run(int argc, char** argv) {
     for (size_t bytes = o.min_bytes; bytes != 0; bytes = peer_next_size(&o, bytes)) {
       const size_t count = peer_count(c, bytes, nranks);
       if (count == 0) continue;
-      bench.Prepare(c, count);
+      bench.prepare(c, count);
       if (o.check) {
-        const uint64_t wrong = bench.CheckOnce(c, count);
+        const uint64_t wrong = bench.check_once(c, count);
         if (wrong != 0 && rank == 0) {
           std::fprintf(stderr, "gloo_bench: %s %s %zu B: %llu wrong elements\n", library,
                        peer_collective_names[c], bytes, static_cast<unsigned long long>(wrong));
         }
         total_wrong += wrong;
       }
-      for (int i = 0; i < o.warmup; ++i) bench.Call();
-      bench.Barrier();
+      for (int i = 0; i < o.warmup; ++i) bench.call();
+      bench.barrier();
       const auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < o.iters; ++i) bench.Call();
+      for (int i = 0; i < o.iters; ++i) bench.call();
       const std::chrono::duration<double, std::micro> elapsed =
           std::chrono::steady_clock::now() - start;
-      const double slowest_us = bench.Reduce(elapsed.count() / o.iters, &gloo::max<double>);
+      const double slowest_us = bench.reduce(elapsed.count() / o.iters, &gloo::max<double>);
       if (rank == 0) {
         peer_print_row(library, c, nranks, count * sizeof(float), slowest_us, o.repeat);
       }
@@ -249,7 +249,7 @@ int Run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return Run(argc, argv);
+    return run(argc, argv);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gloo_bench: %s\n", error.what());
     return 3;

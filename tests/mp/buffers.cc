@@ -12,10 +12,10 @@ namespace {
 bool g_cma_refused = false;
 }  // namespace
 
-bool CmaRefused() { return g_cma_refused; }
-void SetCmaRefused() { g_cma_refused = true; }
+bool cma_refused() { return g_cma_refused; }
+void set_cma_refused() { g_cma_refused = true; }
 
-const char* MemName(Mem m) {
+const char* mem_name(Mem m) {
   switch (m) {
     case Mem::kHeap:
       return "heap";
@@ -32,17 +32,17 @@ Buffer::Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems, unsi
       dtype_(t),
       count_(count),
       offset_(offset_elems),
-      es_(DtypeSize(t)),
+      es_(dtype_size(t)),
       sentinel_(sentinel) {
   const size_t bytes = whole_elems() * es_;
   if (mem == Mem::kHeap) {
     MP_OK(sclMemAlloc(&base_, bytes));
   } else {
     base_ = std::malloc(bytes);
-    if (!base_) Fatal("malloc(%zu) failed", bytes);
+    if (!base_) fatal("malloc(%zu) failed", bytes);
   }
   if (mem == Mem::kRegistered) {
-    if (!comm) Fatal("a registered buffer needs a communicator");
+    if (!comm) fatal("a registered buffer needs a communicator");
     reg_comm_ = comm;
     const sclResult_t r = sclCommRegister(comm, base_, bytes, &reg_handle_);
     if (r != sclSuccess) {
@@ -51,19 +51,19 @@ Buffer::Buffer(Mem mem, sclDataType_t t, size_t count, size_t offset_elems, unsi
       // foreign memory like any other: the calls still run, staged, and are checked.
       const char* why = sclGetLastError(comm);
       if (r != sclSystemError || !std::strstr(why, "process_vm_readv"))
-        FatalCall("sclCommRegister", r, __FILE__, __LINE__);
-      if (!CmaRefused()) std::printf("registered buffers run staged: %s\n", why);
-      SetCmaRefused();
+        fatal_call("sclCommRegister", r, __FILE__, __LINE__);
+      if (!cma_refused()) std::printf("registered buffers run staged: %s\n", why);
+      set_cma_refused();
       reg_handle_ = nullptr;
     }
   }
   data_ = static_cast<char*>(base_) + offset_ * es_;
-  FillSentinel();
+  fill_sentinel();
 }
 
-Buffer::~Buffer() { Release(); }
+Buffer::~Buffer() { release(); }
 
-void Buffer::Release() {
+void Buffer::release() {
   if (!base_) return;
   if (reg_handle_) MP_OK(sclCommDeregister(reg_comm_, reg_handle_));
   reg_handle_ = nullptr;
@@ -79,7 +79,7 @@ Buffer::Buffer(Buffer&& o) noexcept { *this = std::move(o); }
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
-    Release();
+    release();
     mem_ = o.mem_;
     dtype_ = o.dtype_;
     count_ = o.count_;
@@ -94,27 +94,28 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
   return *this;
 }
 
-void Buffer::FillSentinel() { std::memset(base_, sentinel_, whole_elems() * es_); }
+void Buffer::fill_sentinel() { std::memset(base_, sentinel_, whole_elems() * es_); }
 
-std::vector<unsigned char> Buffer::Image() const {
+std::vector<unsigned char> Buffer::image() const {
   return std::vector<unsigned char>(whole_elems() * es_, sentinel_);
 }
 
-uint64_t Buffer::Check(Tally& tally, const CallInfo& info, const char* name,
+uint64_t Buffer::check(Tally& tally, const CallInfo& info, const char* name,
                        const std::vector<unsigned char>& image) const {
   const auto* got = static_cast<const unsigned char*>(base_);
   const std::string guard = std::string(name) + "-guard";
   uint64_t wrong = 0;
   // Data first (the interesting part), then the guards on both sides.
   wrong +=
-      tally.CountWrong(info, name, got + offset_ * es_, image.data() + offset_ * es_, count_, 0);
+      tally.count_wrong(info, name, got + offset_ * es_, image.data() + offset_ * es_, count_, 0);
   if (offset_ > 0) {
-    wrong += tally.CountWrong(info, guard.c_str(), got, image.data(), offset_, -(long long)offset_);
+    wrong +=
+        tally.count_wrong(info, guard.c_str(), got, image.data(), offset_, -(long long)offset_);
   }
   wrong +=
-      tally.CountWrong(info, guard.c_str(), got + (offset_ + count_) * es_,
-                       image.data() + (offset_ + count_) * es_, kTrailGuard, (long long)count_);
-  tally.Record(wrong);
+      tally.count_wrong(info, guard.c_str(), got + (offset_ + count_) * es_,
+                        image.data() + (offset_ + count_) * es_, kTrailGuard, (long long)count_);
+  tally.record(wrong);
   return wrong;
 }
 

@@ -5,7 +5,7 @@
 //
 // Layout of one allocation, in elements:
 //   [offset lead-guard elements][count data elements][kTrailGuard trail-guard elements]
-// Everything starts out as the sentinel byte. Image() gives a host copy of the whole allocation
+// Everything starts out as the sentinel byte. image() gives a host copy of the whole allocation
 // pre-filled the same way, so a test writes the expected data values into the image's data part
 // and compares the whole allocation: data and guards in one pass.
 #pragma once
@@ -20,11 +20,11 @@
 namespace mp {
 
 enum class Mem { kHeap, kMalloc, kRegistered };
-const char* MemName(Mem m);
+const char* mem_name(Mem m);
 
 // True once sclCommRegister was refused because the kernel forbids cross-process reads here.
-bool CmaRefused();
-void SetCmaRefused();
+bool cma_refused();
+void set_cma_refused();
 
 class Buffer {
  public:
@@ -55,20 +55,20 @@ class Buffer {
   size_t whole_elems() const { return offset_ + count_ + kTrailGuard; }
 
   // Resets the whole allocation to the sentinel.
-  void FillSentinel();
+  void fill_sentinel();
 
   // A host copy of the whole allocation, pre-filled with the sentinel; data(image) is where
   // element 0 of the data goes.
-  std::vector<unsigned char> Image() const;
-  void* ImageData(std::vector<unsigned char>& image) const { return image.data() + offset_ * es_; }
+  std::vector<unsigned char> image() const;
+  void* image_data(std::vector<unsigned char>& image) const { return image.data() + offset_ * es_; }
 
   // Compares the whole allocation with `image`, reporting data elements by their index and guard
   // elements as region "<name>-guard" (lead guards at negative indices). Returns wrong elements.
-  uint64_t Check(Tally& tally, const CallInfo& info, const char* name,
+  uint64_t check(Tally& tally, const CallInfo& info, const char* name,
                  const std::vector<unsigned char>& image) const;
 
  private:
-  void Release();
+  void release();
 
   Mem mem_ = Mem::kHeap;
   sclDataType_t dtype_ = sclUint8;

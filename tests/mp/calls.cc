@@ -6,7 +6,7 @@
 
 namespace mp {
 
-const char* CollName(Coll c) {
+const char* coll_name(Coll c) {
   switch (c) {
     case Coll::kAllReduce:
       return "allreduce";
@@ -34,13 +34,13 @@ const char* CollName(Coll c) {
   return "?";
 }
 
-bool Reduces(Coll c) {
+bool reduces(Coll c) {
   return c == Coll::kAllReduce || c == Coll::kReduce || c == Coll::kReduceScatter;
 }
-bool Rooted(Coll c) {
+bool rooted(Coll c) {
   return c == Coll::kBroadcast || c == Coll::kReduce || c == Coll::kGather || c == Coll::kScatter;
 }
-bool HasInPlace(Coll c) {
+bool has_in_place(Coll c) {
   return c != Coll::kAlltoAll && c != Coll::kAlltoAllv && c != Coll::kSendRecvRing &&
          c != Coll::kBarrier;
 }
@@ -48,14 +48,14 @@ bool HasInPlace(Coll c) {
 PreparedCall::PreparedCall(const Comm& comm, const CallSpec& spec) : comm_(comm), spec_(spec) {
   a_.name = "send";
   b_.name = spec.placement.in_place ? "buf" : "recv";
-  Setup();
+  setup();
 }
 
 PreparedCall::~PreparedCall() = default;
 
-CallInfo PreparedCall::Info() const {
+CallInfo PreparedCall::info() const {
   CallInfo info;
-  info.coll = CollName(spec_.coll);
+  info.coll = coll_name(spec_.coll);
   info.dtype = spec_.dtype;
   info.op = spec_.op;
   info.count = spec_.count;
@@ -68,19 +68,19 @@ CallInfo PreparedCall::Info() const {
   return info;
 }
 
-size_t PreparedCall::VCount(int from, int to) const {
+size_t PreparedCall::vcount(int from, int to) const {
   const size_t c = spec_.count;
   if (c == 0) return 0;
   const long long v = (long long)c + (long long)((from * 7 + to * 3 + int(spec_.seed % 5)) % 5) - 2;
   return v < 0 ? 0 : size_t(v);
 }
 
-void PreparedCall::Alloc(Slot& s, Mem mem, size_t count, size_t offset) {
+void PreparedCall::alloc(Slot& s, Mem mem, size_t count, size_t offset) {
   s.used = true;
-  s.buf = Buffer(mem, spec_.dtype, count, offset, ref::SentinelByte(spec_.seed), comm_.comm);
+  s.buf = Buffer(mem, spec_.dtype, count, offset, ref::sentinel_byte(spec_.seed), comm_.comm);
 }
 
-void PreparedCall::Setup() {
+void PreparedCall::setup() {
   const int me = comm_.rank, n = comm_.n;
   const size_t c = spec_.count;
   const size_t nc = c * size_t(n);
@@ -98,13 +98,13 @@ void PreparedCall::Setup() {
   switch (spec_.coll) {
     case Coll::kAllReduce:
       if (inplace) {
-        Alloc(b_, pl.recv_mem, c, pl.recv_offset);
+        alloc(b_, pl.recv_mem, c, pl.recv_offset);
         b_.initial = {input(0, c, me, 0)};
         b_.expected = {reduced(0, c, 0)};
         send_ = recv_ = b_.buf.data();
       } else {
-        Alloc(a_, pl.send_mem, c, pl.send_offset);
-        Alloc(b_, pl.recv_mem, c, pl.recv_offset);
+        alloc(a_, pl.send_mem, c, pl.send_offset);
+        alloc(b_, pl.recv_mem, c, pl.recv_offset);
         a_.initial = a_.expected = {input(0, c, me, 0)};
         b_.expected = {reduced(0, c, 0)};
         send_ = a_.buf.data();
@@ -113,14 +113,14 @@ void PreparedCall::Setup() {
       break;
     case Coll::kBroadcast:
       if (inplace) {
-        Alloc(b_, pl.recv_mem, c, pl.recv_offset);
+        alloc(b_, pl.recv_mem, c, pl.recv_offset);
         if (is_root) b_.initial = {input(0, c, me, 0)};
         b_.expected = {input(0, c, root, 0)};
         send_ = recv_ = b_.buf.data();
       } else {
         // Non-roots get a send buffer too (its content must be ignored and left alone).
-        Alloc(a_, pl.send_mem, c, pl.send_offset);
-        Alloc(b_, pl.recv_mem, c, pl.recv_offset);
+        alloc(a_, pl.send_mem, c, pl.send_offset);
+        alloc(b_, pl.recv_mem, c, pl.recv_offset);
         a_.initial = a_.expected = {input(0, c, me, 0)};
         b_.expected = {input(0, c, root, 0)};
         send_ = a_.buf.data();
@@ -129,13 +129,13 @@ void PreparedCall::Setup() {
       break;
     case Coll::kReduce:
       if (inplace) {
-        Alloc(b_, pl.recv_mem, c, pl.recv_offset);
+        alloc(b_, pl.recv_mem, c, pl.recv_offset);
         b_.initial = {input(0, c, me, 0)};
         b_.expected = is_root ? std::vector<Segment>{reduced(0, c, 0)} : b_.initial;
         send_ = recv_ = b_.buf.data();
       } else {
-        Alloc(a_, pl.send_mem, c, pl.send_offset);
-        Alloc(b_, pl.recv_mem, c, pl.recv_offset);  // untouched on non-roots
+        alloc(a_, pl.send_mem, c, pl.send_offset);
+        alloc(b_, pl.recv_mem, c, pl.recv_offset);  // untouched on non-roots
         a_.initial = a_.expected = {input(0, c, me, 0)};
         if (is_root) b_.expected = {reduced(0, c, 0)};
         send_ = a_.buf.data();
@@ -143,14 +143,14 @@ void PreparedCall::Setup() {
       }
       break;
     case Coll::kAllGather: {
-      Alloc(b_, pl.recv_mem, nc, pl.recv_offset);
+      alloc(b_, pl.recv_mem, nc, pl.recv_offset);
       for (int r = 0; r < n; ++r) b_.expected.push_back(input(size_t(r) * c, c, r, 0));
       recv_ = b_.buf.data();
       if (inplace) {
         b_.initial = {input(size_t(me) * c, c, me, 0)};
         send_ = b_.buf.at(size_t(me) * c);
       } else {
-        Alloc(a_, pl.send_mem, c, pl.send_offset);
+        alloc(a_, pl.send_mem, c, pl.send_offset);
         a_.initial = a_.expected = {input(0, c, me, 0)};
         send_ = a_.buf.data();
       }
@@ -158,7 +158,7 @@ void PreparedCall::Setup() {
     }
     case Coll::kReduceScatter:
       if (inplace) {
-        Alloc(b_, pl.recv_mem, nc, pl.recv_offset);
+        alloc(b_, pl.recv_mem, nc, pl.recv_offset);
         b_.initial = {input(0, nc, me, 0)};
         // Our chunk becomes the reduction; the rest of the (const) send buffer stays as it was.
         const size_t lo = size_t(me) * c;
@@ -167,8 +167,8 @@ void PreparedCall::Setup() {
         send_ = b_.buf.data();
         recv_ = b_.buf.at(lo);
       } else {
-        Alloc(a_, pl.send_mem, nc, pl.send_offset);
-        Alloc(b_, pl.recv_mem, c, pl.recv_offset);
+        alloc(a_, pl.send_mem, nc, pl.send_offset);
+        alloc(b_, pl.recv_mem, c, pl.recv_offset);
         a_.initial = a_.expected = {input(0, nc, me, 0)};
         b_.expected = {reduced(0, c, size_t(me) * c)};
         send_ = a_.buf.data();
@@ -176,8 +176,8 @@ void PreparedCall::Setup() {
       }
       break;
     case Coll::kAlltoAll:
-      Alloc(a_, pl.send_mem, nc, pl.send_offset);
-      Alloc(b_, pl.recv_mem, nc, pl.recv_offset);
+      alloc(a_, pl.send_mem, nc, pl.send_offset);
+      alloc(b_, pl.recv_mem, nc, pl.recv_offset);
       a_.initial = a_.expected = {input(0, nc, me, 0)};
       for (int r = 0; r < n; ++r) {
         b_.expected.push_back(input(size_t(r) * c, c, r, size_t(me) * c));
@@ -195,20 +195,20 @@ void PreparedCall::Setup() {
       // sdispl(s, d): where rank s keeps its block for rank d.
       auto sdispl = [&](int s, int d) {
         size_t at = 0;
-        for (int p = n - 1; p > d; --p) at += VCount(s, p) + 1;
+        for (int p = n - 1; p > d; --p) at += vcount(s, p) + 1;
         return at;
       };
       size_t send_total = 0, recv_total = 1;
       for (int p = 0; p < n; ++p) {
-        sendcounts_[size_t(p)] = VCount(me, p);
+        sendcounts_[size_t(p)] = vcount(me, p);
         sdispls_[size_t(p)] = sdispl(me, p);
-        send_total += VCount(me, p) + 1;
-        recvcounts_[size_t(p)] = VCount(p, me);
+        send_total += vcount(me, p) + 1;
+        recvcounts_[size_t(p)] = vcount(p, me);
         rdispls_[size_t(p)] = recv_total;
-        recv_total += VCount(p, me) + 2;
+        recv_total += vcount(p, me) + 2;
       }
-      Alloc(a_, pl.send_mem, send_total, pl.send_offset);
-      Alloc(b_, pl.recv_mem, recv_total, pl.recv_offset);
+      alloc(a_, pl.send_mem, send_total, pl.send_offset);
+      alloc(b_, pl.recv_mem, recv_total, pl.recv_offset);
       a_.initial = a_.expected = {input(0, send_total, me, 0)};
       for (int p = 0; p < n; ++p) {
         b_.expected.push_back(input(rdispls_[size_t(p)], recvcounts_[size_t(p)], p, sdispl(p, me)));
@@ -219,7 +219,7 @@ void PreparedCall::Setup() {
     }
     case Coll::kGather:
       if (inplace && is_root) {
-        Alloc(b_, pl.recv_mem, nc, pl.recv_offset);
+        alloc(b_, pl.recv_mem, nc, pl.recv_offset);
         b_.initial = {input(size_t(me) * c, c, me, 0)};
         for (int r = 0; r < n; ++r) b_.expected.push_back(input(size_t(r) * c, c, r, 0));
         recv_ = b_.buf.data();
@@ -227,13 +227,13 @@ void PreparedCall::Setup() {
       } else if (inplace) {
         // In place only concerns the root; the others send from their own buffer and pass
         // no receive buffer at all.
-        Alloc(a_, pl.recv_mem, c, pl.recv_offset);
+        alloc(a_, pl.recv_mem, c, pl.recv_offset);
         a_.initial = a_.expected = {input(0, c, me, 0)};
         send_ = a_.buf.data();
         recv_ = nullptr;
       } else {
-        Alloc(a_, pl.send_mem, c, pl.send_offset);
-        Alloc(b_, pl.recv_mem, nc, pl.recv_offset);  // untouched on non-roots
+        alloc(a_, pl.send_mem, c, pl.send_offset);
+        alloc(b_, pl.recv_mem, nc, pl.recv_offset);  // untouched on non-roots
         a_.initial = a_.expected = {input(0, c, me, 0)};
         if (is_root) {
           for (int r = 0; r < n; ++r) b_.expected.push_back(input(size_t(r) * c, c, r, 0));
@@ -244,18 +244,18 @@ void PreparedCall::Setup() {
       break;
     case Coll::kScatter:
       if (inplace && is_root) {
-        Alloc(b_, pl.recv_mem, nc, pl.recv_offset);
+        alloc(b_, pl.recv_mem, nc, pl.recv_offset);
         b_.initial = b_.expected = {input(0, nc, me, 0)};
         send_ = b_.buf.data();
         recv_ = b_.buf.at(size_t(me) * c);
       } else if (inplace) {
-        Alloc(b_, pl.recv_mem, c, pl.recv_offset);
+        alloc(b_, pl.recv_mem, c, pl.recv_offset);
         b_.expected = {input(0, c, root, size_t(me) * c)};
         send_ = nullptr;
         recv_ = b_.buf.data();
       } else {
-        Alloc(a_, pl.send_mem, nc, pl.send_offset);  // ignored and untouched on non-roots
-        Alloc(b_, pl.recv_mem, c, pl.recv_offset);
+        alloc(a_, pl.send_mem, nc, pl.send_offset);  // ignored and untouched on non-roots
+        alloc(b_, pl.recv_mem, c, pl.recv_offset);
         a_.initial = a_.expected = {input(0, nc, me, 0)};
         b_.expected = {input(0, c, root, size_t(me) * c)};
         send_ = a_.buf.data();
@@ -264,8 +264,8 @@ void PreparedCall::Setup() {
       break;
     case Coll::kSendRecvRing: {
       const int prev = (me + n - 1) % n;
-      Alloc(a_, pl.send_mem, c, pl.send_offset);
-      Alloc(b_, pl.recv_mem, c, pl.recv_offset);
+      alloc(a_, pl.send_mem, c, pl.send_offset);
+      alloc(b_, pl.recv_mem, c, pl.recv_offset);
       a_.initial = a_.expected = {input(0, c, me, 0)};
       b_.expected = {input(0, c, prev, 0)};
       send_ = a_.buf.data();
@@ -280,9 +280,9 @@ void PreparedCall::Setup() {
   for (Slot* s : {&a_, &b_}) {
     if (!s->used) continue;
     for (const Segment& seg : s->initial) {
-      if (seg.reduced) Fatal("initial segment cannot be a reduction");
-      ref::FillInput(s->buf.at(seg.at), spec_.dtype, ref::KindFor(spec_.op), spec_.seed, seg.rank,
-                     seg.first, seg.len);
+      if (seg.reduced) fatal("initial segment cannot be a reduction");
+      ref::fill_input(s->buf.at(seg.at), spec_.dtype, ref::kind_for(spec_.op), spec_.seed, seg.rank,
+                      seg.first, seg.len);
     }
   }
   if (spec_.count == 0 && spec_.null_when_empty) {
@@ -291,7 +291,7 @@ void PreparedCall::Setup() {
   }
 }
 
-sclResult_t PreparedCall::Issue(sclStream_t stream) {
+sclResult_t PreparedCall::issue(sclStream_t stream) {
   const sclComm_t comm = comm_.comm;
   const sclDataType_t t = spec_.dtype;
   const size_t c = spec_.count;
@@ -331,45 +331,45 @@ sclResult_t PreparedCall::Issue(sclStream_t stream) {
   return sclInternalError;
 }
 
-void PreparedCall::Write(std::vector<unsigned char>& image, const Slot& s,
+void PreparedCall::write(std::vector<unsigned char>& image, const Slot& s,
                          const std::vector<Segment>& segs) const {
-  char* data = static_cast<char*>(s.buf.ImageData(image));
+  char* data = static_cast<char*>(s.buf.image_data(image));
   const size_t es = s.buf.elem_size();
   for (const Segment& seg : segs) {
     if (seg.reduced) {
-      ref::FillReduced(data + seg.at * es, spec_.dtype, static_cast<sclRedOp_t>(spec_.op),
-                       spec_.seed, comm_.n, seg.first, seg.len);
+      ref::fill_reduced(data + seg.at * es, spec_.dtype, static_cast<sclRedOp_t>(spec_.op),
+                        spec_.seed, comm_.n, seg.first, seg.len);
     } else {
-      ref::FillInput(data + seg.at * es, spec_.dtype, ref::KindFor(spec_.op), spec_.seed, seg.rank,
-                     seg.first, seg.len);
+      ref::fill_input(data + seg.at * es, spec_.dtype, ref::kind_for(spec_.op), spec_.seed,
+                      seg.rank, seg.first, seg.len);
     }
   }
 }
 
-uint64_t PreparedCall::Verify(Tally& tally) {
-  const CallInfo info = Info();
+uint64_t PreparedCall::verify(Tally& tally) {
+  const CallInfo call_info = info();
   uint64_t wrong = 0;
   bool any = false;
   for (const Slot* s : {&a_, &b_}) {
     if (!s->used) continue;
     if (spec_.count == 0 && spec_.null_when_empty) continue;  // never passed to the library
     any = true;
-    std::vector<unsigned char> image = s->buf.Image();
-    Write(image, *s, s->expected);
-    wrong += s->buf.Check(tally, info, s->name, image);
+    std::vector<unsigned char> image = s->buf.image();
+    write(image, *s, s->expected);
+    wrong += s->buf.check(tally, call_info, s->name, image);
   }
-  if (!any) tally.Record(0);  // barrier, or NULL buffers: the call returning is the check
+  if (!any) tally.record(0);  // barrier, or NULL buffers: the call returning is the check
   return wrong;
 }
 
-uint64_t RunAndVerify(const Comm& comm, const CallSpec& spec, Tally& tally) {
+uint64_t run_and_verify(const Comm& comm, const CallSpec& spec, Tally& tally) {
   PreparedCall call(comm, spec);
-  const sclResult_t r = call.Issue(nullptr);
+  const sclResult_t r = call.issue(nullptr);
   if (r != sclSuccess) {
-    Fatal("%s returned %d (%s): %s", call.Info().Text().c_str(), int(r), sclGetErrorString(r),
+    fatal("%s returned %d (%s): %s", call.info().text().c_str(), int(r), sclGetErrorString(r),
           sclGetLastError(comm.comm));
   }
-  return call.Verify(tally);
+  return call.verify(tally);
 }
 
 }  // namespace mp

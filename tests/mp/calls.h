@@ -40,10 +40,10 @@ constexpr Coll kAllColls[] = {Coll::kAllReduce,    Coll::kBroadcast,     Coll::k
                               Coll::kAllGather,    Coll::kReduceScatter, Coll::kAlltoAll,
                               Coll::kAlltoAllv,    Coll::kGather,        Coll::kScatter,
                               Coll::kSendRecvRing, Coll::kBarrier};
-const char* CollName(Coll c);
-bool Reduces(Coll c);
-bool Rooted(Coll c);
-bool HasInPlace(Coll c);
+const char* coll_name(Coll c);
+bool reduces(Coll c);
+bool rooted(Coll c);
+bool has_in_place(Coll c);
 
 // Where the buffers live. In place, only the recv fields are used (the one buffer).
 struct Placement {
@@ -75,12 +75,12 @@ class PreparedCall {
   PreparedCall& operator=(const PreparedCall&) = delete;
 
   // Issues the call on `stream` (NULL: blocking) and returns what the library returned.
-  sclResult_t Issue(sclStream_t stream);
+  sclResult_t issue(sclStream_t stream);
   // Checks every buffer; returns the number of wrong elements.
-  uint64_t Verify(Tally& tally);
+  uint64_t verify(Tally& tally);
 
   const CallSpec& spec() const { return spec_; }
-  CallInfo Info() const;
+  CallInfo info() const;
 
  private:
   struct Segment {  // [at, at + len) of a buffer's data holds...
@@ -95,11 +95,11 @@ class PreparedCall {
     Buffer buf;
     std::vector<Segment> initial, expected;
   };
-  void Setup();
-  void Alloc(Slot& s, Mem mem, size_t count, size_t offset);
-  void Write(std::vector<unsigned char>& image, const Slot& s,
+  void setup();
+  void alloc(Slot& s, Mem mem, size_t count, size_t offset);
+  void write(std::vector<unsigned char>& image, const Slot& s,
              const std::vector<Segment>& segs) const;
-  size_t VCount(int from, int to) const;  // alltoallv: elements rank `from` sends rank `to`
+  size_t vcount(int from, int to) const;  // alltoallv: elements rank `from` sends rank `to`
 
   Comm comm_;
   CallSpec spec_;
@@ -110,6 +110,6 @@ class PreparedCall {
 };
 
 // Runs one call blocking and verifies it; fatal if the library returns an error.
-uint64_t RunAndVerify(const Comm& comm, const CallSpec& spec, Tally& tally);
+uint64_t run_and_verify(const Comm& comm, const CallSpec& spec, Tally& tally);
 
 }  // namespace mp

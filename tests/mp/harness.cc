@@ -19,7 +19,7 @@ constexpr int kMaxLinesPerCheck = 5;
 
 }  // namespace
 
-Comm Describe(sclComm_t comm) {
+Comm describe(sclComm_t comm) {
   Comm c;
   c.comm = comm;
   MP_OK(sclCommUserRank(comm, &c.rank));
@@ -27,12 +27,12 @@ Comm Describe(sclComm_t comm) {
   return c;
 }
 
-const Comm& World() { return g_world; }
-void SetWorld(const Comm& world) { g_world = world; }
+const Comm& world() { return g_world; }
+void set_world(const Comm& world) { g_world = world; }
 
-void SetProgramName(const char* name) { g_program = name; }
+void set_program_name(const char* name) { g_program = name; }
 
-void Fatal(const char* fmt, ...) {
+void fatal(const char* fmt, ...) {
   char text[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -44,14 +44,14 @@ void Fatal(const char* fmt, ...) {
   exit(1);
 }
 
-void FatalCall(const char* expr, sclResult_t r, const char* file, int line) {
+void fatal_call(const char* expr, sclResult_t r, const char* file, int line) {
   const char* thread_error = sclGetLastError(nullptr);
   const char* comm_error = g_world.comm ? sclGetLastError(g_world.comm) : "";
-  Fatal("%s:%d: %s returned %d (%s); last error: \"%s\"; world comm last error: \"%s\"", file, line,
+  fatal("%s:%d: %s returned %d (%s); last error: \"%s\"; world comm last error: \"%s\"", file, line,
         expr, int(r), sclGetErrorString(r), thread_error, comm_error);
 }
 
-const char* DtypeName(sclDataType_t t) {
+const char* dtype_name(sclDataType_t t) {
   switch (t) {
     case sclInt8:
       return "int8";
@@ -82,7 +82,7 @@ const char* DtypeName(sclDataType_t t) {
   }
 }
 
-const char* OpName(int op) {
+const char* op_name(int op) {
   switch (op) {
     case sclSum:
       return "sum";
@@ -99,7 +99,7 @@ const char* OpName(int op) {
   }
 }
 
-size_t DtypeSize(sclDataType_t t) {
+size_t dtype_size(sclDataType_t t) {
   switch (t) {
     case sclInt8:
     case sclUint8:
@@ -118,28 +118,28 @@ size_t DtypeSize(sclDataType_t t) {
     case sclFloat64:
       return 8;
     default:
-      Fatal("DtypeSize: bad dtype %d", int(t));
+      fatal("dtype_size: bad dtype %d", int(t));
   }
 }
 
-std::string CallInfo::Text() const {
+std::string CallInfo::text() const {
   char buf[512];
   snprintf(buf, sizeof buf, "%s dtype=%s op=%s count=%zu root=%s%s%s", coll.c_str(),
-           DtypeName(dtype), OpName(op), count, root < 0 ? "-" : std::to_string(root).c_str(),
+           dtype_name(dtype), op_name(op), count, root < 0 ? "-" : std::to_string(root).c_str(),
            detail.empty() ? "" : " ", detail.c_str());
   return buf;
 }
 
-uint64_t Tally::Compare(const CallInfo& info, const char* region, const void* got, const void* want,
+uint64_t Tally::compare(const CallInfo& info, const char* region, const void* got, const void* want,
                         size_t elems, long long first_index) {
-  const uint64_t wrong = CountWrong(info, region, got, want, elems, first_index);
-  Record(wrong);
+  const uint64_t wrong = count_wrong(info, region, got, want, elems, first_index);
+  record(wrong);
   return wrong;
 }
 
-uint64_t Tally::CountWrong(const CallInfo& info, const char* region, const void* got,
-                           const void* want, size_t elems, long long first_index) {
-  const size_t es = DtypeSize(info.dtype);
+uint64_t Tally::count_wrong(const CallInfo& info, const char* region, const void* got,
+                            const void* want, size_t elems, long long first_index) {
+  const size_t es = dtype_size(info.dtype);
   elements_ += elems;
   if (elems == 0 || std::memcmp(got, want, elems * es) == 0) return 0;
   const auto* g = static_cast<const unsigned char*>(got);
@@ -152,23 +152,23 @@ uint64_t Tally::CountWrong(const CallInfo& info, const char* region, const void*
     if (shown < kMaxLinesPerCheck && lines_printed_ < kMaxLinesPerProcess) {
       ++shown;
       ++lines_printed_;
-      const uint64_t gb = ref::LoadBits(got, info.dtype, k);
-      const uint64_t wb = ref::LoadBits(want, info.dtype, k);
+      const uint64_t gb = ref::load_bits(got, info.dtype, k);
+      const uint64_t wb = ref::load_bits(want, info.dtype, k);
       fprintf(stderr, "MISMATCH rank %d: %s: %s[%lld]: got %s, expected %s\n", g_world.rank,
-              info.Text().c_str(), region, first_index + (long long)k,
-              ref::FormatBits(info.dtype, gb).c_str(), ref::FormatBits(info.dtype, wb).c_str());
+              info.text().c_str(), region, first_index + (long long)k,
+              ref::format_bits(info.dtype, gb).c_str(), ref::format_bits(info.dtype, wb).c_str());
     }
   }
   if (lines_printed_ < kMaxLinesPerProcess) {
     ++lines_printed_;
     fprintf(stderr, "MISMATCH rank %d: %s: %s: %llu of %zu elements wrong\n", g_world.rank,
-            info.Text().c_str(), region, (unsigned long long)wrong, elems);
+            info.text().c_str(), region, (unsigned long long)wrong, elems);
   }
   wrong_elements_ += wrong;
   return wrong;
 }
 
-void Tally::Expect(bool ok, const CallInfo& info, const std::string& what) {
+void Tally::expect(bool ok, const CallInfo& info, const std::string& what) {
   if (ok) {
     ++passed_;
     return;
@@ -176,18 +176,18 @@ void Tally::Expect(bool ok, const CallInfo& info, const std::string& what) {
   ++failed_;
   if (lines_printed_ < kMaxLinesPerProcess) {
     ++lines_printed_;
-    fprintf(stderr, "FAILED rank %d: %s: %s\n", g_world.rank, info.Text().c_str(), what.c_str());
+    fprintf(stderr, "FAILED rank %d: %s: %s\n", g_world.rank, info.text().c_str(), what.c_str());
   }
 }
 
-Tally& GlobalTally() {
+Tally& global_tally() {
   static Tally t;
   return t;
 }
 
-int Finish(const char* name) {
-  const Tally& t = GlobalTally();
-  const Comm& w = World();
+int finish(const char* name) {
+  const Tally& t = global_tally();
+  const Comm& w = world();
   uint64_t* buf = nullptr;
   MP_OK(sclMemAlloc(reinterpret_cast<void**>(&buf), 4 * sizeof(uint64_t)));
   buf[0] = t.passed();
@@ -221,13 +221,13 @@ int Finish(const char* name) {
   return (t.failed() > 0 || failed > 0 || none) ? 1 : 0;
 }
 
-double Now() {
+double now() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
-uint64_t HashBytes(const void* p, size_t bytes) {
+uint64_t hash_bytes(const void* p, size_t bytes) {
   const auto* b = static_cast<const unsigned char*>(p);
   uint64_t h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < bytes; ++i) {

@@ -26,28 +26,28 @@ struct Comm {
 };
 
 // Fills rank and n from the library.
-Comm Describe(sclComm_t comm);
+Comm describe(sclComm_t comm);
 
 // The world communicator of this process (set by main before a case runs).
-const Comm& World();
-void SetWorld(const Comm& world);
+const Comm& world();
+void set_world(const Comm& world);
 
 // The program name that prefixes fatal messages ("mp_tests" unless set).
-void SetProgramName(const char* name);
+void set_program_name(const char* name);
 
-[[noreturn]] void Fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-[[noreturn]] void FatalCall(const char* expr, sclResult_t r, const char* file, int line);
+[[noreturn]] void fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+[[noreturn]] void fatal_call(const char* expr, sclResult_t r, const char* file, int line);
 
-#define MP_OK(call)                                                             \
-  do {                                                                          \
-    const sclResult_t mp_r_ = (call);                                           \
-    if (mp_r_ != sclSuccess) ::mp::FatalCall(#call, mp_r_, __FILE__, __LINE__); \
+#define MP_OK(call)                                                              \
+  do {                                                                           \
+    const sclResult_t mp_r_ = (call);                                            \
+    if (mp_r_ != sclSuccess) ::mp::fatal_call(#call, mp_r_, __FILE__, __LINE__); \
   } while (0)
 
 // Test-independent names of the library's enums.
-const char* DtypeName(sclDataType_t t);
-const char* OpName(int op);  // -1 (no op) gives "-"
-size_t DtypeSize(sclDataType_t t);
+const char* dtype_name(sclDataType_t t);
+const char* op_name(int op);  // -1 (no op) gives "-"
+size_t dtype_size(sclDataType_t t);
 constexpr sclDataType_t kAllDtypes[] = {sclInt8,    sclUint8,    sclInt32,      sclUint32,
                                         sclInt64,   sclUint64,   sclFloat16,    sclFloat32,
                                         sclFloat64, sclBfloat16, sclFloat8e4m3, sclFloat8e5m2};
@@ -61,7 +61,7 @@ struct CallInfo {
   size_t count = 0;
   int root = -1;       // -1: not rooted
   std::string detail;  // buffers, placement, communicator, iteration...
-  std::string Text() const;
+  std::string text() const;
 };
 
 // Pass/fail bookkeeping of one process. A check is one output (or input, or guard) region of
@@ -71,15 +71,15 @@ class Tally {
   // Compares `elems` elements of `got` against `want` (both element arrays of `dtype`); element
   // k is reported as index first_index + k of `region`. Counts the check as passed or failed,
   // prints the first few mismatches, and returns the number of wrong elements.
-  uint64_t Compare(const CallInfo& info, const char* region, const void* got, const void* want,
+  uint64_t compare(const CallInfo& info, const char* region, const void* got, const void* want,
                    size_t elems, long long first_index = 0);
   // The same without counting a check: for checks made of several regions, which then call
-  // Record() once with the sum.
-  uint64_t CountWrong(const CallInfo& info, const char* region, const void* got, const void* want,
-                      size_t elems, long long first_index = 0);
-  void Record(uint64_t wrong) { ++(wrong ? failed_ : passed_); }
+  // record() once with the sum.
+  uint64_t count_wrong(const CallInfo& info, const char* region, const void* got, const void* want,
+                       size_t elems, long long first_index = 0);
+  void record(uint64_t wrong) { ++(wrong ? failed_ : passed_); }
   // A check decided by the caller (e.g. a return code or a rank number).
-  void Expect(bool ok, const CallInfo& info, const std::string& what);
+  void expect(bool ok, const CallInfo& info, const std::string& what);
 
   uint64_t passed() const { return passed_; }
   uint64_t failed() const { return failed_; }
@@ -91,18 +91,18 @@ class Tally {
   int lines_printed_ = 0;
 };
 
-Tally& GlobalTally();
+Tally& global_tally();
 
 // Sums the tallies of all ranks over `world` and prints, on rank 0,
 //   mp_tests <name>: <passed> checks passed  (or: <failed> of <total> checks FAILED)
 //   <passed> passed, <failed> failed
 // Returns the exit status of this rank: non-zero if this rank or any rank failed.
-int Finish(const char* name);
+int finish(const char* name);
 
 // Seconds since an arbitrary start, monotonic.
-double Now();
+double now();
 
 // A 64-bit FNV-1a hash of a byte range.
-uint64_t HashBytes(const void* p, size_t bytes);
+uint64_t hash_bytes(const void* p, size_t bytes);
 
 }  // namespace mp

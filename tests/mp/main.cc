@@ -18,19 +18,19 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"collectives", mp::RunCollectives,
+    {"collectives", mp::run_collectives,
      "every collective x dtype x op x count x buffer placement [--thin]"},
-    {"large", mp::RunLarge, "1Mi+3 and 16Mi element collectives"},
-    {"determinism", mp::RunDeterminism, "bit-identical allreduce results across ranks and runs",
-     mp::DeterminismBeforeInit},
-    {"comms", mp::RunComms, "split communicators used alternately with the world [--churn-only]"},
-    {"streams", mp::RunStreams, "hundreds of calls queued on streams, then checked"},
-    {"loop", mp::RunLoop, "10000 small allreduces [iterations]"},
-    {"p2p", mp::RunP2p, "grouped send/recv patterns"},
-    {"mixed", mp::RunMixed, "allreduce with some ranks in place and others not"},
+    {"large", mp::run_large, "1Mi+3 and 16Mi element collectives"},
+    {"determinism", mp::run_determinism, "bit-identical allreduce results across ranks and runs",
+     mp::determinism_before_init},
+    {"comms", mp::run_comms, "split communicators used alternately with the world [--churn-only]"},
+    {"streams", mp::run_streams, "hundreds of calls queued on streams, then checked"},
+    {"loop", mp::run_loop, "10000 small allreduces [iterations]"},
+    {"p2p", mp::run_p2p, "grouped send/recv patterns"},
+    {"mixed", mp::run_mixed, "allreduce with some ranks in place and others not"},
 };
 
-void Usage() {
+void usage() {
   fprintf(stderr, "usage: stratarun -n N mp_tests <case> [args]\ncases:\n");
   for (const Case& c : kCases) fprintf(stderr, "  %-12s %s\n", c.name, c.help);
 }
@@ -39,7 +39,7 @@ void Usage() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    Usage();
+    usage();
     return 2;
   }
   const Case* chosen = nullptr;
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   }
   if (!chosen) {
     fprintf(stderr, "mp_tests: unknown case '%s'\n", argv[1]);
-    Usage();
+    usage();
     return 2;
   }
   // Unbuffered progress output would interleave badly across ranks; line buffering is enough.
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   if (chosen->before_init) chosen->before_init();
   sclComm_t comm = nullptr;
   MP_OK(sclCommInitFromEnv(&comm));
-  mp::SetWorld(mp::Describe(comm));
+  mp::set_world(mp::describe(comm));
   const int status = chosen->run(argc - 2, argv + 2);
   MP_OK(sclCommDestroy(comm));
   return status;

@@ -13,23 +13,24 @@ namespace {
 
 namespace cv = stratacl::reduce;
 
-uint64_t ElemHash(uint64_t rank_seed, uint64_t index) { return Mix(rank_seed ^ Mix(index)); }
-uint64_t RankSeed(uint64_t seed, int rank) {
-  return Mix(seed + (uint64_t(rank) + 1) * 0xD6E8FEB86659FD93ull);
+uint64_t elem_hash(uint64_t rank_seed, uint64_t index) { return mix(rank_seed ^ mix(index)); }
+uint64_t rank_seed(uint64_t seed, int rank) {
+  return mix(seed + (uint64_t(rank) + 1) * 0xD6E8FEB86659FD93ull);
 }
 
 // Float bits with a random sign and mantissa and an exponent in [lo, lo + span).
-uint32_t RandomFloatBits(uint64_t h, int lo, int span) {
+uint32_t random_float_bits(uint64_t h, int lo, int span) {
   const uint32_t sign = uint32_t(h >> 63) << 31;
   const int e = lo + int((h >> 40) % uint64_t(span));
   return sign | (uint32_t(127 + e) << 23) | uint32_t(h & 0x7FFFFFu);
 }
-float RandomFloat(uint64_t h, Kind k) {
-  const uint32_t bits = k == Kind::kProd ? RandomFloatBits(h, -1, 2) : RandomFloatBits(h, -4, 8);
+float random_float(uint64_t h, Kind k) {
+  const uint32_t bits =
+      k == Kind::kProd ? random_float_bits(h, -1, 2) : random_float_bits(h, -4, 8);
   return __builtin_bit_cast(float, bits);
 }
-double RandomDouble(uint64_t h, Kind k) {
-  const uint64_t m = Mix(h) & ((uint64_t(1) << 52) - 1);
+double random_double(uint64_t h, Kind k) {
+  const uint64_t m = mix(h) & ((uint64_t(1) << 52) - 1);
   const int e = k == Kind::kProd ? -1 + int((h >> 40) % 2) : -4 + int((h >> 40) % 8);
   const uint64_t bits = ((h >> 63) << 63) | (uint64_t(1023 + e) << 52) | m;
   return __builtin_bit_cast(double, bits);
@@ -41,24 +42,24 @@ struct IntType {
   using S = T;
   using A = T;
   using U = std::make_unsigned_t<T>;
-  static A ToAcc(S s) { return s; }
-  static S FromAcc(A a) { return a; }
-  static A Add(A a, A b) { return A(U(U(a) + U(b))); }
-  static A Mul(A a, A b) {
+  static A to_acc(S s) { return s; }
+  static S from_acc(A a) { return a; }
+  static A add(A a, A b) { return A(U(U(a) + U(b))); }
+  static A mul(A a, A b) {
     // Promote to at least unsigned int so that uint8/uint16 products cannot overflow int.
     using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
     return A(U(W(U(a)) * W(U(b))));
   }
-  static A Max(A a, A b) { return b > a ? b : a; }
-  static A Min(A a, A b) { return b < a ? b : a; }
-  static A Div(A a, int n) {
+  static A max(A a, A b) { return b > a ? b : a; }
+  static A min(A a, A b) { return b < a ? b : a; }
+  static A div(A a, int n) {
     if constexpr (std::is_signed_v<T>) {
       return A(int64_t(a) / int64_t(n));
     } else {
       return A(uint64_t(a) / uint64_t(n));
     }
   }
-  static S Gen(Kind k, uint64_t h, int rank) {
+  static S gen(Kind k, uint64_t h, int rank) {
     S s = S(h);
     if (k == Kind::kProd && rank % 2 == 0) s = S(U(s) | 1u);
     return s;
@@ -69,14 +70,14 @@ template <typename T>
 struct FloatType {
   using S = T;
   using A = T;
-  static A ToAcc(S s) { return s; }
-  static S FromAcc(A a) { return a; }
-  static A Add(A a, A b) { return a + b; }
-  static A Mul(A a, A b) { return a * b; }
-  static A Max(A a, A b) { return b > a ? b : a; }
-  static A Min(A a, A b) { return b < a ? b : a; }
-  static A Div(A a, int n) { return a / T(n); }
-  static S Gen(Kind k, uint64_t h, int) {
+  static A to_acc(S s) { return s; }
+  static S from_acc(A a) { return a; }
+  static A add(A a, A b) { return a + b; }
+  static A mul(A a, A b) { return a * b; }
+  static A max(A a, A b) { return b > a ? b : a; }
+  static A min(A a, A b) { return b < a ? b : a; }
+  static A div(A a, int n) { return a / T(n); }
+  static S gen(Kind k, uint64_t h, int) {
     if (k == Kind::kMove) {
       if constexpr (sizeof(T) == 4) {
         return __builtin_bit_cast(float, uint32_t(h));
@@ -85,9 +86,9 @@ struct FloatType {
       }
     }
     if constexpr (sizeof(T) == 4) {
-      return RandomFloat(h, k);
+      return random_float(h, k);
     } else {
-      return RandomDouble(h, k);
+      return random_double(h, k);
     }
   }
 };
@@ -97,35 +98,35 @@ template <typename Storage, float (*kToFloat)(Storage), Storage (*kFromFloat)(fl
 struct NarrowType {
   using S = Storage;
   using A = float;
-  static A ToAcc(S s) { return kToFloat(s); }
-  static S FromAcc(A a) { return kFromFloat(a); }
-  static A Add(A a, A b) { return a + b; }
-  static A Mul(A a, A b) { return a * b; }
-  static A Max(A a, A b) { return b > a ? b : a; }
-  static A Min(A a, A b) { return b < a ? b : a; }
-  static A Div(A a, int n) { return a / float(n); }
-  static S Gen(Kind k, uint64_t h, int) {
+  static A to_acc(S s) { return kToFloat(s); }
+  static S from_acc(A a) { return kFromFloat(a); }
+  static A add(A a, A b) { return a + b; }
+  static A mul(A a, A b) { return a * b; }
+  static A max(A a, A b) { return b > a ? b : a; }
+  static A min(A a, A b) { return b < a ? b : a; }
+  static A div(A a, int n) { return a / float(n); }
+  static S gen(Kind k, uint64_t h, int) {
     if (k == Kind::kMove) return S(h);
-    return kFromFloat(RandomFloat(h, k));
+    return kFromFloat(random_float(h, k));
   }
 };
 
-float HalfToFloat(uint16_t v) { return cv::half_to_float(v); }
-uint16_t FloatToHalf(float f) { return cv::float_to_half(f); }
-float Bf16ToFloat(uint16_t v) { return cv::bf16_to_float(v); }
-uint16_t FloatToBf16(float f) { return cv::float_to_bf16(f); }
-float E4m3ToFloat(uint8_t v) { return cv::e4m3_to_float(v); }
-uint8_t FloatToE4m3(float f) { return cv::float_to_e4m3(f); }
-float E5m2ToFloat(uint8_t v) { return cv::e5m2_to_float(v); }
-uint8_t FloatToE5m2(float f) { return cv::float_to_e5m2(f); }
+float half_to_float(uint16_t v) { return cv::half_to_float(v); }
+uint16_t float_to_half(float f) { return cv::float_to_half(f); }
+float bf16_to_float(uint16_t v) { return cv::bf16_to_float(v); }
+uint16_t float_to_bf16(float f) { return cv::float_to_bf16(f); }
+float e4m3_to_float(uint8_t v) { return cv::e4m3_to_float(v); }
+uint8_t float_to_e4m3(float f) { return cv::float_to_e4m3(f); }
+float e5m2_to_float(uint8_t v) { return cv::e5m2_to_float(v); }
+uint8_t float_to_e5m2(float f) { return cv::float_to_e5m2(f); }
 
-using HalfType = NarrowType<uint16_t, HalfToFloat, FloatToHalf>;
-using Bf16Type = NarrowType<uint16_t, Bf16ToFloat, FloatToBf16>;
-using E4m3Type = NarrowType<uint8_t, E4m3ToFloat, FloatToE4m3>;
-using E5m2Type = NarrowType<uint8_t, E5m2ToFloat, FloatToE5m2>;
+using HalfType = NarrowType<uint16_t, half_to_float, float_to_half>;
+using Bf16Type = NarrowType<uint16_t, bf16_to_float, float_to_bf16>;
+using E4m3Type = NarrowType<uint8_t, e4m3_to_float, float_to_e4m3>;
+using E5m2Type = NarrowType<uint8_t, e5m2_to_float, float_to_e5m2>;
 
 template <typename Visitor>
-void Visit(sclDataType_t t, Visitor&& v) {
+void visit(sclDataType_t t, Visitor&& v) {
   switch (t) {
     case sclInt8:
       return v.template operator()<IntType<int8_t>>();
@@ -152,27 +153,27 @@ void Visit(sclDataType_t t, Visitor&& v) {
     case sclFloat8e5m2:
       return v.template operator()<E5m2Type>();
     default:
-      Fatal("reference: bad dtype %d", int(t));
+      fatal("reference: bad dtype %d", int(t));
   }
 }
 
 template <typename Ty>
-typename Ty::A Combine(sclRedOp_t op, typename Ty::A a, typename Ty::A b) {
+typename Ty::A combine(sclRedOp_t op, typename Ty::A a, typename Ty::A b) {
   switch (op) {
     case sclProd:
-      return Ty::Mul(a, b);
+      return Ty::mul(a, b);
     case sclMax:
-      return Ty::Max(a, b);
+      return Ty::max(a, b);
     case sclMin:
-      return Ty::Min(a, b);
+      return Ty::min(a, b);
     default:
-      return Ty::Add(a, b);  // sum, and the sum under avg
+      return Ty::add(a, b);  // sum, and the sum under avg
   }
 }
 
 }  // namespace
 
-Kind KindFor(int op) {
+Kind kind_for(int op) {
   switch (op) {
     case sclSum:
     case sclAvg:
@@ -187,70 +188,70 @@ Kind KindFor(int op) {
   }
 }
 
-uint64_t Mix(uint64_t x) {
+uint64_t mix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
 }
 
-uint64_t MakeSeed(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  return Mix(Mix(Mix(Mix(a) ^ b) ^ c) ^ d);
+uint64_t make_seed(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  return mix(mix(mix(mix(a) ^ b) ^ c) ^ d);
 }
 
-void FillInput(void* dst, sclDataType_t t, Kind kind, uint64_t seed, int rank, uint64_t first,
-               size_t count) {
-  Visit(t, [&]<typename Ty>() {
+void fill_input(void* dst, sclDataType_t t, Kind kind, uint64_t seed, int rank, uint64_t first,
+                size_t count) {
+  visit(t, [&]<typename Ty>() {
     auto* out = static_cast<typename Ty::S*>(dst);
-    const uint64_t rs = RankSeed(seed, rank);
-    for (size_t k = 0; k < count; ++k) out[k] = Ty::Gen(kind, ElemHash(rs, first + k), rank);
+    const uint64_t rs = rank_seed(seed, rank);
+    for (size_t k = 0; k < count; ++k) out[k] = Ty::gen(kind, elem_hash(rs, first + k), rank);
   });
 }
 
-void FillReduced(void* dst, sclDataType_t t, sclRedOp_t op, uint64_t seed, int nranks,
-                 uint64_t first, size_t count) {
-  const Kind kind = KindFor(op);
-  Visit(t, [&]<typename Ty>() {
+void fill_reduced(void* dst, sclDataType_t t, sclRedOp_t op, uint64_t seed, int nranks,
+                  uint64_t first, size_t count) {
+  const Kind kind = kind_for(op);
+  visit(t, [&]<typename Ty>() {
     auto* out = static_cast<typename Ty::S*>(dst);
     uint64_t rs[1024];
-    if (nranks < 1 || nranks > 1024) Fatal("FillReduced: %d ranks", nranks);
-    for (int r = 0; r < nranks; ++r) rs[r] = RankSeed(seed, r);
+    if (nranks < 1 || nranks > 1024) fatal("fill_reduced: %d ranks", nranks);
+    for (int r = 0; r < nranks; ++r) rs[r] = rank_seed(seed, r);
     for (size_t k = 0; k < count; ++k) {
-      const uint64_t hi = Mix(first + k);
-      typename Ty::A acc = Ty::ToAcc(Ty::Gen(kind, Mix(rs[0] ^ hi), 0));
+      const uint64_t hi = mix(first + k);
+      typename Ty::A acc = Ty::to_acc(Ty::gen(kind, mix(rs[0] ^ hi), 0));
       for (int r = 1; r < nranks; ++r) {
-        acc = Combine<Ty>(op, acc, Ty::ToAcc(Ty::Gen(kind, Mix(rs[r] ^ hi), r)));
+        acc = combine<Ty>(op, acc, Ty::to_acc(Ty::gen(kind, mix(rs[r] ^ hi), r)));
       }
-      if (op == sclAvg) acc = Ty::Div(acc, nranks);
-      out[k] = Ty::FromAcc(acc);
+      if (op == sclAvg) acc = Ty::div(acc, nranks);
+      out[k] = Ty::from_acc(acc);
     }
   });
 }
 
-void ReduceArrays(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t t,
-                  sclRedOp_t op) {
-  Visit(t, [&]<typename Ty>() {
+void reduce_arrays(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t t,
+                   sclRedOp_t op) {
+  visit(t, [&]<typename Ty>() {
     using S = typename Ty::S;
     auto* out = static_cast<S*>(dst);
     for (size_t k = 0; k < count; ++k) {
-      typename Ty::A acc = Ty::ToAcc(static_cast<const S*>(srcs[0])[k]);
+      typename Ty::A acc = Ty::to_acc(static_cast<const S*>(srcs[0])[k]);
       for (int r = 1; r < nsrc; ++r) {
-        acc = Combine<Ty>(op, acc, Ty::ToAcc(static_cast<const S*>(srcs[r])[k]));
+        acc = combine<Ty>(op, acc, Ty::to_acc(static_cast<const S*>(srcs[r])[k]));
       }
-      if (op == sclAvg) acc = Ty::Div(acc, nsrc);
-      out[k] = Ty::FromAcc(acc);
+      if (op == sclAvg) acc = Ty::div(acc, nsrc);
+      out[k] = Ty::from_acc(acc);
     }
   });
 }
 
-uint64_t LoadBits(const void* base, sclDataType_t t, size_t i) {
-  const size_t es = DtypeSize(t);
+uint64_t load_bits(const void* base, sclDataType_t t, size_t i) {
+  const size_t es = dtype_size(t);
   uint64_t v = 0;
   std::memcpy(&v, static_cast<const char*>(base) + i * es, es);  // little endian
   return v;
 }
 
-std::string FormatBits(sclDataType_t t, uint64_t bits) {
+std::string format_bits(sclDataType_t t, uint64_t bits) {
   char buf[96];
   double value = 0;
   bool is_float = true;
@@ -306,10 +307,10 @@ std::string FormatBits(sclDataType_t t, uint64_t bits) {
   return buf;
 }
 
-unsigned char SentinelByte(uint64_t seed) {
+unsigned char sentinel_byte(uint64_t seed) {
   // One of 0xF1, 0xF3, ..., 0xFF: an element of all such bytes is a NaN or a negative number of
   // a magnitude (>= 144) that no floating reducing input or output here can reach.
-  return static_cast<unsigned char>(0xF1 | (Mix(seed ^ 0x5E47) & 0x0E));
+  return static_cast<unsigned char>(0xF1 | (mix(seed ^ 0x5E47) & 0x0E));
 }
 
 }  // namespace mp::ref

@@ -15,7 +15,7 @@
 //           2^bits too quickly); floating values with magnitude in [0.5, 2), random sign.
 // No reducing input is NaN, infinite or zero, so max/min have no tie or NaN subtleties.
 //
-// Reductions (FillReduced, ReduceArrays) follow the library's documented semantics literally,
+// Reductions (fill_reduced, reduce_arrays) follow the library's documented semantics literally,
 // combining rank 0, 1, ..., n-1 in that order:
 //   integers: sum and prod wrap modulo 2^bits, max/min as usual, avg = wrapped sum / n with C
 //             integer division;
@@ -36,33 +36,33 @@ namespace mp::ref {
 
 enum class Kind { kMove, kSum, kProd, kMinMax };
 // The input kind of a collective under `op` (-1: a non-reducing collective).
-Kind KindFor(int op);
+Kind kind_for(int op);
 
 // Mixes values into a seed (splitmix64 finaliser chain).
-uint64_t Mix(uint64_t x);
-uint64_t MakeSeed(uint64_t a, uint64_t b = 0, uint64_t c = 0, uint64_t d = 0);
+uint64_t mix(uint64_t x);
+uint64_t make_seed(uint64_t a, uint64_t b = 0, uint64_t c = 0, uint64_t d = 0);
 
 // dst[k] = input element (first + k) of `rank`, for k in [0, count).
-void FillInput(void* dst, sclDataType_t t, Kind kind, uint64_t seed, int rank, uint64_t first,
-               size_t count);
+void fill_input(void* dst, sclDataType_t t, Kind kind, uint64_t seed, int rank, uint64_t first,
+                size_t count);
 
 // dst[k] = reduction under `op`, over ranks 0..nranks-1 in order, of input element (first + k)
-// (inputs of KindFor(op)).
-void FillReduced(void* dst, sclDataType_t t, sclRedOp_t op, uint64_t seed, int nranks,
-                 uint64_t first, size_t count);
+// (inputs of kind_for(op)).
+void fill_reduced(void* dst, sclDataType_t t, sclRedOp_t op, uint64_t seed, int nranks,
+                  uint64_t first, size_t count);
 
 // dst[k] = reduction of srcs[0][k], srcs[1][k], ..., srcs[nsrc-1][k] in that order, for
 // arbitrary (non-NaN) data.
-void ReduceArrays(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t t,
-                  sclRedOp_t op);
+void reduce_arrays(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t t,
+                   sclRedOp_t op);
 
 // Element i of an array of `t`, as its raw bits (zero-extended).
-uint64_t LoadBits(const void* base, sclDataType_t t, size_t i);
+uint64_t load_bits(const void* base, sclDataType_t t, size_t i);
 // "0x3c00 (1)": raw bits and the decoded value.
-std::string FormatBits(sclDataType_t t, uint64_t bits);
+std::string format_bits(sclDataType_t t, uint64_t bits);
 
 // A byte no correct output is likely to hold in every byte of an element; it varies with the
 // seed so that a coincidence in one call does not repeat in the next.
-unsigned char SentinelByte(uint64_t seed);
+unsigned char sentinel_byte(uint64_t seed);
 
 }  // namespace mp::ref

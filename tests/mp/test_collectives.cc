@@ -47,12 +47,12 @@ struct MatrixOptions {
 };
 
 // Runs the matrix on `comm`; returns the number of calls.
-uint64_t RunMatrix(const Comm& comm, const MatrixOptions& opt, uint64_t& call_index) {
-  Tally& tally = GlobalTally();
+uint64_t run_matrix(const Comm& comm, const MatrixOptions& opt, uint64_t& call_index) {
+  Tally& tally = global_tally();
   const bool full = opt.full;
   uint64_t total_calls = 0;
   for (Coll coll : kAllColls) {
-    const double t0 = Now();
+    const double t0 = now();
     uint64_t calls = 0;
     const uint64_t failed_before = tally.failed();
     for (size_t ti = 0; ti < std::size(kAllDtypes); ++ti) {
@@ -62,14 +62,14 @@ uint64_t RunMatrix(const Comm& comm, const MatrixOptions& opt, uint64_t& call_in
         spec.coll = coll;
         spec.dtype = dtype;
         spec.placement = kPlacements[0];
-        spec.seed = ref::MakeSeed(++call_index);
+        spec.seed = ref::make_seed(++call_index);
         spec.context = opt.label;
-        RunAndVerify(comm, spec, tally);
+        run_and_verify(comm, spec, tally);
         ++calls;
         continue;
       }
       std::vector<int> ops;
-      if (Reduces(coll)) {
+      if (reduces(coll)) {
         for (sclRedOp_t op : kAllOps) ops.push_back(int(op));
       } else {
         ops.push_back(-1);
@@ -78,14 +78,14 @@ uint64_t RunMatrix(const Comm& comm, const MatrixOptions& opt, uint64_t& call_in
         const int op = ops[oi];
         for (size_t ci = 0; ci < opt.counts.size(); ++ci) {
           const size_t count = opt.counts[ci];
-          if (!full && Reduces(coll)) {
+          if (!full && reduces(coll)) {
             const bool every_op = count == 1 || count == 7;
             const bool rotating = count > 7 && oi == (ti + ci) % ops.size();
             const bool zero = count == 0 && op == sclSum;
             if (!every_op && !rotating && !zero) continue;
           }
           std::vector<int> roots{-1};
-          if (Rooted(coll)) {
+          if (rooted(coll)) {
             roots = {0};
             if (comm.n > 1) roots.push_back(comm.n - 1);
           }
@@ -93,7 +93,7 @@ uint64_t RunMatrix(const Comm& comm, const MatrixOptions& opt, uint64_t& call_in
           std::vector<size_t> placements;
           for (size_t pi = 0; pi < std::size(kPlacements); ++pi) {
             const Placement& pl = kPlacements[pi];
-            if (pl.in_place && !HasInPlace(coll)) continue;
+            if (pl.in_place && !has_in_place(coll)) continue;
             auto foreign = [](Mem m) { return m != Mem::kHeap; };
             const bool staged = foreign(pl.recv_mem) || (!pl.in_place && foreign(pl.send_mem));
             if (opt.staged_only && !staged) continue;
@@ -122,17 +122,17 @@ uint64_t RunMatrix(const Comm& comm, const MatrixOptions& opt, uint64_t& call_in
             spec.root = roots[ri];
             spec.placement = kPlacements[pi];
             spec.null_when_empty = count == 0 && pi == 1;
-            spec.seed = ref::MakeSeed(++call_index, v);
+            spec.seed = ref::make_seed(++call_index, v);
             spec.context = opt.label;
-            RunAndVerify(comm, spec, tally);
+            run_and_verify(comm, spec, tally);
             ++calls;
           }
         }
       }
     }
-    if (World().rank == 0) {
-      printf("collectives: %-12s %-14s %5llu calls in %6.2f s%s\n", opt.label, CollName(coll),
-             (unsigned long long)calls, Now() - t0,
+    if (world().rank == 0) {
+      printf("collectives: %-12s %-14s %5llu calls in %6.2f s%s\n", opt.label, coll_name(coll),
+             (unsigned long long)calls, now() - t0,
              tally.failed() > failed_before ? " (rank 0 saw FAILURES)" : "");
     }
     total_calls += calls;
@@ -142,23 +142,23 @@ uint64_t RunMatrix(const Comm& comm, const MatrixOptions& opt, uint64_t& call_in
 
 }  // namespace
 
-int RunCollectives(int argc, char** argv) {
-  const Comm& w = World();
+int run_collectives(int argc, char** argv) {
+  const Comm& w = world();
   bool full = true;
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--thin") == 0) {
       full = false;
     } else {
-      Fatal("collectives: unknown argument '%s' (expected --thin)", argv[i]);
+      fatal("collectives: unknown argument '%s' (expected --thin)", argv[i]);
     }
   }
   uint64_t call_index = 0;
-  const double start = Now();
+  const double start = now();
   if (w.rank == 0) {
     printf("collectives: %d ranks, %s matrix\n", w.n, full ? "full" : "thinned");
   }
   const uint64_t calls1 =
-      RunMatrix(w, MatrixOptions{"world", full, {0, 1, 7, 4097}, false}, call_index);
+      run_matrix(w, MatrixOptions{"world", full, {0, 1, 7, 4097}, false}, call_index);
 
   // Pass 2: a duplicate of the world with the smallest staging area.
   sclConfig_t config = SCL_CONFIG_INITIALIZER;
@@ -166,19 +166,19 @@ int RunCollectives(int argc, char** argv) {
   config.commName = "mp-small-staging";
   sclComm_t small = nullptr;
   MP_OK(sclCommSplit(w.comm, 0, w.rank, &small, &config));
-  const Comm sc = Describe(small);
+  const Comm sc = describe(small);
   if (sc.rank != w.rank || sc.n != w.n) {
-    Fatal("split(color 0, key rank): rank %d of %d, expected %d of %d", sc.rank, sc.n, w.rank, w.n);
+    fatal("split(color 0, key rank): rank %d of %d, expected %d of %d", sc.rank, sc.n, w.rank, w.n);
   }
   const uint64_t calls2 =
-      RunMatrix(sc, MatrixOptions{"staging64K", full, {1, 4097}, true}, call_index);
+      run_matrix(sc, MatrixOptions{"staging64K", full, {1, 4097}, true}, call_index);
   MP_OK(sclCommDestroy(small));
 
   if (w.rank == 0) {
     printf("collectives: %llu + %llu calls, total %.2f s\n", (unsigned long long)calls1,
-           (unsigned long long)calls2, Now() - start);
+           (unsigned long long)calls2, now() - start);
   }
-  return Finish("collectives");
+  return finish("collectives");
 }
 
 }  // namespace mp

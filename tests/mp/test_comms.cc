@@ -10,7 +10,7 @@
 // even/odd turns the two halves first run a call on their half and then one on the world, but in
 // opposite orders (odd ranks start with the world call), which only works if communicators are
 // independent. Then everything is destroyed, 50 rounds of split/use/destroy churn check that
-// destroyed communicators leave no trace (see RunChurn), and the world is checked to still work.
+// destroyed communicators leave no trace (see run_churn), and the world is checked to still work.
 // `comms --churn-only` runs 200 churn rounds and nothing else.
 #include <cstdio>
 #include <string>
@@ -39,21 +39,21 @@ struct Member {
 };
 
 // Checks size, rank and membership order of `m` (from this rank's point of view).
-void CheckMembership(const Member& m, Tally& tally) {
-  const Comm& w = World();
+void check_membership(const Member& m, Tally& tally) {
+  const Comm& w = world();
   CallInfo info;
   info.coll = "split";
   info.dtype = sclInt32;
   info.detail = std::string("comm=") + m.name;
-  const Comm c = Describe(m.comm);
+  const Comm c = describe(m.comm);
   int expected_rank = -1;
   for (size_t i = 0; i < m.world_ranks.size(); ++i) {
     if (m.world_ranks[i] == w.rank) expected_rank = int(i);
   }
-  tally.Expect(c.n == int(m.world_ranks.size()), info,
+  tally.expect(c.n == int(m.world_ranks.size()), info,
                "sclCommCount gave " + std::to_string(c.n) + ", expected " +
                    std::to_string(m.world_ranks.size()));
-  tally.Expect(c.rank == expected_rank, info,
+  tally.expect(c.rank == expected_rank, info,
                "sclCommUserRank gave " + std::to_string(c.rank) + ", expected " +
                    std::to_string(expected_rank));
   if (c.n != int(m.world_ranks.size())) return;  // the allgather below would not fit
@@ -63,18 +63,18 @@ void CheckMembership(const Member& m, Tally& tally) {
   MP_OK(sclAllGather(mine.data(), all.data(), 1, sclInt32, m.comm, nullptr));
   info.coll = "allgather of world ranks";
   info.count = 1;
-  tally.Compare(info, "members", all.data(), m.world_ranks.data(), m.world_ranks.size());
+  tally.compare(info, "members", all.data(), m.world_ranks.data(), m.world_ranks.size());
 }
 
 // sclCommDestroy, with a note on stderr when it takes more than a second (a destroy waits for
 // the peers' departure; a long wait points at a peer that is stuck, or at a departure barrier
 // that missed a peer). Informational only: timing is never asserted.
-void Destroy(sclComm_t comm, const char* name) {
-  const double t0 = Now();
+void destroy(sclComm_t comm, const char* name) {
+  const double t0 = now();
   MP_OK(sclCommDestroy(comm));
-  const double took = Now() - t0;
+  const double took = now() - t0;
   if (took > 1.0) {
-    fprintf(stderr, "comms: rank %d: NOTE: sclCommDestroy(%s) took %.2f s\n", World().rank, name,
+    fprintf(stderr, "comms: rank %d: NOTE: sclCommDestroy(%s) took %.2f s\n", world().rank, name,
             took);
   }
 }
@@ -86,8 +86,8 @@ void Destroy(sclComm_t comm, const char* name) {
 // sclCommDestroy has returned on a rank, no peer may touch that rank's blocks of the destroyed
 // communicator, and a peer that is slower to leave must not mistake reused memory for a
 // communicator that has not departed.
-void RunChurn(Tally& tally, int rounds) {
-  const Comm& w = World();
+void run_churn(Tally& tally, int rounds) {
+  const Comm& w = world();
   constexpr size_t kBufs = 4, kElems = 4096;  // 4 x 16 KiB
   uint64_t corrupted_rounds = 0;
   for (int i = 0; i < rounds; ++i) {
@@ -100,10 +100,10 @@ void RunChurn(Tally& tally, int rounds) {
       spec.op = sclSum;
       spec.count = 7;
       spec.placement = kPlacements[0];
-      spec.seed = ref::MakeSeed(0xC4, uint64_t(i), uint64_t(k));
+      spec.seed = ref::make_seed(0xC4, uint64_t(i), uint64_t(k));
       spec.context = "comm=churn round=" + std::to_string(i) + "." + std::to_string(k);
-      RunAndVerify(Describe(c), spec, tally);
-      Destroy(c, "churn");
+      run_and_verify(describe(c), spec, tally);
+      destroy(c, "churn");
     }
 
     std::vector<Buffer> bufs;
@@ -116,10 +116,10 @@ void RunChurn(Tally& tally, int rounds) {
     info.count = kElems;
     uint64_t wrong = 0;
     for (size_t b = 0; b < kBufs; ++b) {
-      std::vector<unsigned char> image = bufs[b].Image();
+      std::vector<unsigned char> image = bufs[b].image();
       info.detail = "round=" + std::to_string(i) + " buffer=" + std::to_string(b) +
                     " ranks=" + std::to_string(w.n);
-      wrong += bufs[b].Check(tally, info, "buf", image);
+      wrong += bufs[b].check(tally, info, "buf", image);
     }
     corrupted_rounds += wrong ? 1 : 0;
   }
@@ -133,22 +133,22 @@ void RunChurn(Tally& tally, int rounds) {
 
 }  // namespace
 
-int RunComms(int argc, char** argv) {
+int run_comms(int argc, char** argv) {
   bool churn_only = false;
   for (int i = 0; i < argc; ++i) {
     if (std::string(argv[i]) == "--churn-only") {
       churn_only = true;
     } else {
-      Fatal("comms: unknown argument '%s' (expected --churn-only)", argv[i]);
+      fatal("comms: unknown argument '%s' (expected --churn-only)", argv[i]);
     }
   }
-  const Comm& w = World();
-  Tally& tally = GlobalTally();
+  const Comm& w = world();
+  Tally& tally = global_tally();
   const int n = w.n;
-  const double start = Now();
+  const double start = now();
   if (churn_only) {
-    RunChurn(tally, 200);
-    return Finish("comms");
+    run_churn(tally, 200);
+    return finish("comms");
   }
 
   std::vector<Member> members;
@@ -160,16 +160,16 @@ int RunComms(int argc, char** argv) {
   MP_OK(sclCommSplit(w.comm, 0, n - w.rank, &reversed, nullptr));
   const bool left_out = w.rank == n - 1;
   MP_OK(sclCommSplit(w.comm, left_out ? SCL_SPLIT_NOCOLOR : 7, w.rank, &partial, nullptr));
-  if (!evenodd || !reversed) Fatal("sclCommSplit with a colour returned a NULL communicator");
+  if (!evenodd || !reversed) fatal("sclCommSplit with a colour returned a NULL communicator");
   {
     CallInfo info;
     info.coll = "split NOCOLOR";
     info.dtype = sclInt32;
-    tally.Expect(
+    tally.expect(
         (partial == nullptr) == left_out, info,
         left_out ? "SCL_SPLIT_NOCOLOR gave a communicator, expected NULL" : "colour 7 gave NULL");
   }
-  const Comm eo = Describe(evenodd);
+  const Comm eo = describe(evenodd);
   MP_OK(sclCommSplit(evenodd, 0, -eo.rank, &nested, nullptr));
 
   Member m_eo{"even/odd", evenodd, {}}, m_rev{"reversed", reversed, {}},
@@ -182,7 +182,7 @@ int RunComms(int argc, char** argv) {
   members.push_back(m_rev);
   if (!left_out) members.push_back(m_part);
   members.push_back(m_nest);
-  for (const Member& m : members) CheckMembership(m, tally);
+  for (const Member& m : members) check_membership(m, tally);
 
   // The loop: turn t uses communicator kOrder[t % 5]; the partial communicator's turns are
   // skipped by the rank that is not in it.
@@ -205,14 +205,14 @@ int RunComms(int argc, char** argv) {
     CallSpec spec;
     spec.coll = kAllColls[u % (std::size(kAllColls) - 1)];
     spec.dtype = kAllDtypes[size_t(t * 5 + t / 7) % std::size(kAllDtypes)];
-    spec.op = Reduces(spec.coll) ? int(kAllOps[size_t(t / 3) % std::size(kAllOps)]) : -1;
+    spec.op = reduces(spec.coll) ? int(kAllOps[size_t(t / 3) % std::size(kAllOps)]) : -1;
     spec.count = kCounts[size_t(t / 2) % std::size(kCounts)];
-    const Comm c = Describe(m->comm);
-    spec.root = Rooted(spec.coll) ? int(u / 3) % c.n : -1;
+    const Comm c = describe(m->comm);
+    spec.root = rooted(spec.coll) ? int(u / 3) % c.n : -1;
     size_t pi = size_t(t / 4) % std::size(kPlacements);
-    if (kPlacements[pi].in_place && !HasInPlace(spec.coll)) pi = size_t(t) % 3;
+    if (kPlacements[pi].in_place && !has_in_place(spec.coll)) pi = size_t(t) % 3;
     spec.placement = kPlacements[pi];
-    spec.seed = ref::MakeSeed(0xC0FF, uint64_t(t));
+    spec.seed = ref::make_seed(0xC0FF, uint64_t(t));
     spec.context = std::string("comm=") + m->name + " turn=" + std::to_string(t);
 
     if (std::string(m->name) == "even/odd") {
@@ -221,18 +221,18 @@ int RunComms(int argc, char** argv) {
       world_spec.coll = Coll::kAllReduce;
       world_spec.op = sclSum;
       world_spec.root = -1;
-      world_spec.seed = ref::MakeSeed(0xC0FF, uint64_t(t), 1);
+      world_spec.seed = ref::make_seed(0xC0FF, uint64_t(t), 1);
       world_spec.context = "comm=world (interleaved with even/odd) turn=" + std::to_string(t);
       if (w.rank % 2 == 0) {
-        RunAndVerify(c, spec, tally);
-        RunAndVerify(w, world_spec, tally);
+        run_and_verify(c, spec, tally);
+        run_and_verify(w, world_spec, tally);
       } else {
-        RunAndVerify(w, world_spec, tally);
-        RunAndVerify(c, spec, tally);
+        run_and_verify(w, world_spec, tally);
+        run_and_verify(c, spec, tally);
       }
       calls += 2;
     } else {
-      RunAndVerify(c, spec, tally);
+      run_and_verify(c, spec, tally);
       ++calls;
     }
     if (t % 7 == 0) {
@@ -241,12 +241,12 @@ int RunComms(int argc, char** argv) {
     }
   }
 
-  Destroy(nested, "nested");
-  if (partial) Destroy(partial, "partial");
-  Destroy(reversed, "reversed");
-  Destroy(evenodd, "even/odd");
+  destroy(nested, "nested");
+  if (partial) destroy(partial, "partial");
+  destroy(reversed, "reversed");
+  destroy(evenodd, "even/odd");
 
-  RunChurn(tally, 50);
+  run_churn(tally, 50);
 
   // The world still works after its children are gone.
   CallSpec after;
@@ -255,16 +255,16 @@ int RunComms(int argc, char** argv) {
   after.op = sclSum;
   after.count = 4097;
   after.placement = kPlacements[0];
-  after.seed = ref::MakeSeed(0xC0FF, 0xAF7E);
+  after.seed = ref::make_seed(0xC0FF, 0xAF7E);
   after.context = "comm=world (after destroying the splits)";
-  RunAndVerify(w, after, tally);
+  run_and_verify(w, after, tally);
   ++calls;
 
   if (w.rank == 0) {
     printf("comms: %d ranks: 4 splits, %llu calls on rank 0 in %.2f s\n", n,
-           (unsigned long long)calls, Now() - start);
+           (unsigned long long)calls, now() - start);
   }
-  return Finish("comms");
+  return finish("comms");
 }
 
 }  // namespace mp

@@ -25,14 +25,14 @@
 namespace mp {
 namespace {
 
-const char* IsaForRank(int rank) {
+const char* isa_for_rank(int rank) {
   static const char* const kIsas[] = {"avx512", "avx2", "scalar"};
   return kIsas[rank % 3];
 }
 
 // Random data of `rank`: |v| in [2^-24, 2^24), random sign and mantissa.
-void RandomData(void* dst, sclDataType_t t, size_t count, uint64_t seed, int rank) {
-  std::mt19937_64 gen(ref::MakeSeed(seed, uint64_t(rank)));
+void random_data(void* dst, sclDataType_t t, size_t count, uint64_t seed, int rank) {
+  std::mt19937_64 gen(ref::make_seed(seed, uint64_t(rank)));
   std::uniform_int_distribution<int> exp_dist(-24, 23);
   std::uniform_real_distribution<float> mant_dist(1.0f, 2.0f);
   for (size_t i = 0; i < count; ++i) {
@@ -60,19 +60,19 @@ const Variant kVariants[] = {
 
 }  // namespace
 
-void DeterminismBeforeInit() {
+void determinism_before_init() {
   const char* r = std::getenv("STRATACL_RANK");
   if (!r) return;  // not under stratarun: keep the default
-  setenv("STRATACL_ISA", IsaForRank(std::atoi(r)), 1);
+  setenv("STRATACL_ISA", isa_for_rank(std::atoi(r)), 1);
 }
 
-int RunDeterminism(int argc, char**) {
-  if (argc != 0) Fatal("determinism: takes no arguments");
-  const Comm& w = World();
-  Tally& tally = GlobalTally();
+int run_determinism(int argc, char**) {
+  if (argc != 0) fatal("determinism: takes no arguments");
+  const Comm& w = world();
+  Tally& tally = global_tally();
   if (w.rank == 0) {
     printf("determinism: %d ranks; rank r reduces with STRATACL_ISA=%s/%s/%s for r mod 3 = 0/1/2\n",
-           w.n, IsaForRank(0), IsaForRank(1), IsaForRank(2));
+           w.n, isa_for_rank(0), isa_for_rank(1), isa_for_rank(2));
   }
   uint64_t* hashes = nullptr;  // allgather target
   MP_OK(sclMemAlloc(reinterpret_cast<void**>(&hashes), sizeof(uint64_t) * size_t(w.n)));
@@ -94,7 +94,7 @@ int RunDeterminism(int argc, char**) {
   for (sclDataType_t t : {sclFloat32, sclBfloat16}) {
     for (size_t count : {size_t(1000), size_t(100003), size_t(1 << 20) + 7}) {
       ++seed;
-      const size_t es = DtypeSize(t);
+      const size_t es = dtype_size(t);
       CallInfo info;
       info.coll = "allreduce";
       info.dtype = t;
@@ -106,11 +106,11 @@ int RunDeterminism(int argc, char**) {
                                                   std::vector<unsigned char>(count * es));
       std::vector<const void*> srcs;
       for (int r = 0; r < w.n; ++r) {
-        RandomData(all[size_t(r)].data(), t, count, seed, r);
+        random_data(all[size_t(r)].data(), t, count, seed, r);
         srcs.push_back(all[size_t(r)].data());
       }
       std::vector<unsigned char> expected(count * es);
-      ref::ReduceArrays(expected.data(), srcs.data(), w.n, count, t, sclSum);
+      ref::reduce_arrays(expected.data(), srcs.data(), w.n, count, t, sclSum);
 
       std::vector<unsigned char> first;  // this rank's first result
       for (int run = 0; run < 2; ++run) {
@@ -127,14 +127,14 @@ int RunDeterminism(int argc, char**) {
           MP_OK(sclAllReduce(v.in_place ? recv.data() : send.data(), recv.data(), count, t, sclSum,
                              w.comm, nullptr));
           // Against the reference, and against this rank's first result.
-          tally.Compare(info, "recv", recv.data(), expected.data(), count);
+          tally.compare(info, "recv", recv.data(), expected.data(), count);
           if (first.empty()) {
             first.assign(recv.bytes(), recv.bytes() + count * es);
           } else {
-            tally.Compare(info, "recv vs first result", recv.data(), first.data(), count);
+            tally.compare(info, "recv vs first result", recv.data(), first.data(), count);
           }
           // Every rank holds the same bits.
-          *my_hash = HashBytes(recv.data(), count * es);
+          *my_hash = hash_bytes(recv.data(), count * es);
           MP_OK(sclAllGather(my_hash, hashes, 1, sclUint64, w.comm, nullptr));
           bool same = true;
           for (int r = 0; r < w.n; ++r) same = same && hashes[r] == *my_hash;
@@ -142,20 +142,20 @@ int RunDeterminism(int argc, char**) {
           snprintf(what, sizeof what,
                    "result hash differs between ranks (rank 0: %016llx, this rank: %016llx)",
                    (unsigned long long)hashes[0], (unsigned long long)*my_hash);
-          tally.Expect(same, info, what);
+          tally.expect(same, info, what);
         }
       }
       if (w.rank == 0) {
         printf(
             "determinism: %-8s count=%-8zu: %zu allreduces, results identical across ranks, "
             "runs and placements: %s\n",
-            DtypeName(t), count, 2 * std::size(kVariants), tally.failed() ? "NO" : "yes");
+            dtype_name(t), count, 2 * std::size(kVariants), tally.failed() ? "NO" : "yes");
       }
     }
   }
   MP_OK(sclMemFree(hashes));
   MP_OK(sclMemFree(my_hash));
-  return Finish("determinism");
+  return finish("determinism");
 }
 
 }  // namespace mp

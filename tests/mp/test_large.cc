@@ -26,16 +26,16 @@ const Placement kLargePlacements[] = {
 
 }  // namespace
 
-int RunLarge(int argc, char**) {
-  if (argc != 0) Fatal("large: takes no arguments");
-  const Comm& w = World();
-  Tally& tally = GlobalTally();
+int run_large(int argc, char**) {
+  if (argc != 0) fatal("large: takes no arguments");
+  const Comm& w = world();
+  Tally& tally = global_tally();
   uint64_t call_index = 0;
-  const double start = Now();
+  const double start = now();
 
   auto run = [&](Coll coll, sclDataType_t dtype, int op, size_t count, int root) {
     for (const Placement& pl : kLargePlacements) {
-      if (pl.in_place && !HasInPlace(coll)) continue;
+      if (pl.in_place && !has_in_place(coll)) continue;
       CallSpec spec;
       spec.coll = coll;
       spec.dtype = dtype;
@@ -43,22 +43,22 @@ int RunLarge(int argc, char**) {
       spec.count = count;
       spec.root = root;
       spec.placement = pl;
-      spec.seed = ref::MakeSeed(0x1A46E, ++call_index);
-      const double t0 = Now();
+      spec.seed = ref::make_seed(0x1A46E, ++call_index);
+      const double t0 = now();
       PreparedCall call(w, spec);
-      const double t1 = Now();
-      const sclResult_t r = call.Issue(nullptr);
+      const double t1 = now();
+      const sclResult_t r = call.issue(nullptr);
       if (r != sclSuccess) {
-        Fatal("%s returned %d (%s): %s", call.Info().Text().c_str(), int(r), sclGetErrorString(r),
+        fatal("%s returned %d (%s): %s", call.info().text().c_str(), int(r), sclGetErrorString(r),
               sclGetLastError(w.comm));
       }
-      const double t2 = Now();
-      const uint64_t wrong = call.Verify(tally);
+      const double t2 = now();
+      const uint64_t wrong = call.verify(tally);
       if (w.rank == 0) {
         printf("large: %-13s %-8s %-4s count=%-9zu %-8s%s: call %6.1f ms, setup+check %6.1f ms%s\n",
-               CollName(coll), DtypeName(dtype), OpName(op), count, pl.name,
+               coll_name(coll), dtype_name(dtype), op_name(op), count, pl.name,
                pl.in_place ? " in place" : "         ", 1e3 * (t2 - t1),
-               1e3 * (t1 - t0 + Now() - t2), wrong ? " WRONG" : "");
+               1e3 * (t1 - t0 + now() - t2), wrong ? " WRONG" : "");
       }
     }
   };
@@ -74,8 +74,8 @@ int RunLarge(int argc, char**) {
   for (sclDataType_t t : {sclBfloat16, sclInt8, sclFloat64}) {
     run(Coll::kAllReduce, t, sclSum, size_t(1 << 20) + 3, -1);
   }
-  if (w.rank == 0) printf("large: total %.2f s\n", Now() - start);
-  return Finish("large");
+  if (w.rank == 0) printf("large: total %.2f s\n", now() - start);
+  return finish("large");
 }
 
 }  // namespace mp

@@ -14,16 +14,16 @@
 
 namespace mp {
 
-int RunLoop(int argc, char** argv) {
+int run_loop(int argc, char** argv) {
   long iterations = 10000;
-  if (argc > 1) Fatal("loop: usage: loop [iterations]");
+  if (argc > 1) fatal("loop: usage: loop [iterations]");
   if (argc == 1) {
     char* end = nullptr;
     iterations = std::strtol(argv[0], &end, 10);
-    if (*end != '\0' || iterations < 1) Fatal("loop: bad iteration count '%s'", argv[0]);
+    if (*end != '\0' || iterations < 1) fatal("loop: bad iteration count '%s'", argv[0]);
   }
-  const Comm& w = World();
-  Tally& tally = GlobalTally();
+  const Comm& w = world();
+  Tally& tally = global_tally();
   constexpr size_t kCount = 8;
   const sclDataType_t t = sclFloat32;
   Buffer send(Mem::kHeap, t, kCount, 0, 0xF5), recv(Mem::kHeap, t, kCount, 1, 0xF5);
@@ -36,30 +36,30 @@ int RunLoop(int argc, char** argv) {
 
   MP_OK(sclBarrier(w.comm, nullptr));
   double in_calls = 0;
-  const double start = Now();
+  const double start = now();
   for (long it = 0; it < iterations; ++it) {
-    const uint64_t seed = ref::MakeSeed(0x100F, uint64_t(it));
+    const uint64_t seed = ref::make_seed(0x100F, uint64_t(it));
     const bool in_place = it % 2 == 1;
     void* src = in_place ? recv.data() : send.data();
-    ref::FillInput(src, t, ref::Kind::kSum, seed, w.rank, 0, kCount);
-    const double t0 = Now();
+    ref::fill_input(src, t, ref::Kind::kSum, seed, w.rank, 0, kCount);
+    const double t0 = now();
     const sclResult_t r = sclAllReduce(src, recv.data(), kCount, t, sclSum, w.comm, nullptr);
-    in_calls += Now() - t0;
+    in_calls += now() - t0;
     if (r != sclSuccess) {
-      Fatal("iteration %ld: sclAllReduce returned %d (%s): %s", it, int(r), sclGetErrorString(r),
+      fatal("iteration %ld: sclAllReduce returned %d (%s): %s", it, int(r), sclGetErrorString(r),
             sclGetLastError(w.comm));
     }
-    ref::FillReduced(expected, t, sclSum, seed, w.n, 0, kCount);
+    ref::fill_reduced(expected, t, sclSum, seed, w.n, 0, kCount);
     info.detail = std::string(in_place ? "buffers=heap+1 (in place)" : "buffers=heap -> heap+1") +
                   " iteration=" + std::to_string(it);
-    tally.Compare(info, "recv", recv.data(), expected, kCount);
+    tally.compare(info, "recv", recv.data(), expected, kCount);
   }
-  const double elapsed = Now() - start;
+  const double elapsed = now() - start;
   // The guards around the output were never written.
-  std::vector<unsigned char> image = recv.Image();
-  std::memcpy(recv.ImageData(image), expected, sizeof expected);
+  std::vector<unsigned char> image = recv.image();
+  std::memcpy(recv.image_data(image), expected, sizeof expected);
   info.detail = "guards after the loop";
-  recv.Check(tally, info, "recv", image);
+  recv.check(tally, info, "recv", image);
   if (w.rank == 0) {
     printf(
         "loop: %ld allreduces of %zu float32 on %d ranks in %.3f s: %.1f us per call "
@@ -67,7 +67,7 @@ int RunLoop(int argc, char** argv) {
         iterations, kCount, w.n, elapsed, 1e6 * elapsed / double(iterations),
         1e6 * in_calls / double(iterations));
   }
-  return Finish("loop");
+  return finish("loop");
 }
 
 }  // namespace mp

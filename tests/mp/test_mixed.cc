@@ -13,10 +13,10 @@
 
 namespace mp {
 
-int RunMixed(int argc, char**) {
-  if (argc != 0) Fatal("mixed: takes no arguments");
-  const Comm& w = World();
-  Tally& tally = GlobalTally();
+int run_mixed(int argc, char**) {
+  if (argc != 0) fatal("mixed: takes no arguments");
+  const Comm& w = world();
+  Tally& tally = global_tally();
   const sclDataType_t t = sclFloat32;
   const bool in_place = w.rank % 2 == 0;
   // On 2 ranks: 200 B eager; 4 KB one-shot (in place or not); 12 KiB and 160 KiB, one-shot if
@@ -29,26 +29,26 @@ int RunMixed(int argc, char**) {
       Buffer send(mem, t, count, 0, 0x3C), recv(mem, t, count, 1, 0x3C);
       std::vector<float> expected(count);
       for (int rep = 0; rep < 2; ++rep) {
-        const uint64_t seed = ref::MakeSeed(0x313, ++call);
+        const uint64_t seed = ref::make_seed(0x313, ++call);
         void* src = in_place ? recv.data() : send.data();
-        ref::FillInput(src, t, ref::Kind::kSum, seed, w.rank, 0, count);
+        ref::fill_input(src, t, ref::Kind::kSum, seed, w.rank, 0, count);
         MP_OK(sclAllReduce(src, recv.data(), count, t, sclSum, w.comm, nullptr));
-        ref::FillReduced(expected.data(), t, sclSum, seed, w.n, 0, count);
+        ref::fill_reduced(expected.data(), t, sclSum, seed, w.n, 0, count);
         CallInfo info;
         info.coll = "allreduce";
         info.dtype = t;
         info.op = sclSum;
         info.count = count;
         info.detail =
-            std::string(in_place ? "in place" : "out of place") + " (mixed ranks) " + MemName(mem);
-        std::vector<unsigned char> image = recv.Image();
-        std::memcpy(recv.ImageData(image), expected.data(), count * sizeof(float));
-        recv.Check(tally, info, "recv", image);
+            std::string(in_place ? "in place" : "out of place") + " (mixed ranks) " + mem_name(mem);
+        std::vector<unsigned char> image = recv.image();
+        std::memcpy(recv.image_data(image), expected.data(), count * sizeof(float));
+        recv.check(tally, info, "recv", image);
       }
     }
   }
   if (w.rank == 0) printf("mixed: %llu allreduces checked\n", (unsigned long long)call);
-  return Finish("mixed");
+  return finish("mixed");
 }
 
 }  // namespace mp

@@ -50,13 +50,13 @@ struct Live {
   Buffer buf;
 };
 
-uint64_t MessageSeed(uint64_t pattern_seed, int sender, int receiver, int k) {
-  return ref::MakeSeed(pattern_seed, uint64_t(sender), uint64_t(receiver), uint64_t(k));
+uint64_t message_seed(uint64_t pattern_seed, int sender, int receiver, int k) {
+  return ref::make_seed(pattern_seed, uint64_t(sender), uint64_t(receiver), uint64_t(k));
 }
 
 // Runs one pattern on the world; returns wrong elements on this rank.
-uint64_t RunPattern(const Pattern& p, uint64_t pattern_seed, sclStream_t stream, Tally& tally) {
-  const Comm& w = World();
+uint64_t run_pattern(const Pattern& p, uint64_t pattern_seed, sclStream_t stream, Tally& tally) {
+  const Comm& w = world();
   const int me = w.rank, n = w.n;
   const std::vector<PlanOp> mine = p.plan(me, n);
 
@@ -79,20 +79,21 @@ uint64_t RunPattern(const Pattern& p, uint64_t pattern_seed, sclStream_t stream,
     if (op.is_send) {
       l.count = op.count;
       l.sender = me;
-      l.seed = MessageSeed(pattern_seed, me, op.peer, sent_k[size_t(op.peer)]++);
+      l.seed = message_seed(pattern_seed, me, op.peer, sent_k[size_t(op.peer)]++);
     } else {
       const int k = recv_k[size_t(op.peer)]++;
       const auto& counts = sends_to_me[size_t(op.peer)];
       if (size_t(k) >= counts.size()) {
-        Fatal("p2p %s: plan error: receive #%d from %d has no matching send", p.name.c_str(), k,
+        fatal("p2p %s: plan error: receive #%d from %d has no matching send", p.name.c_str(), k,
               op.peer);
       }
       l.count = counts[size_t(k)];
       l.sender = op.peer;
-      l.seed = MessageSeed(pattern_seed, op.peer, me, k);
+      l.seed = message_seed(pattern_seed, op.peer, me, k);
     }
-    l.buf = Buffer(mem, p.dtype, l.count, offset, ref::SentinelByte(l.seed));
-    if (op.is_send) ref::FillInput(l.buf.data(), p.dtype, ref::Kind::kMove, l.seed, me, 0, l.count);
+    l.buf = Buffer(mem, p.dtype, l.count, offset, ref::sentinel_byte(l.seed));
+    if (op.is_send)
+      ref::fill_input(l.buf.data(), p.dtype, ref::Kind::kMove, l.seed, me, 0, l.count);
     ops.push_back(std::move(l));
   }
 
@@ -117,22 +118,23 @@ uint64_t RunPattern(const Pattern& p, uint64_t pattern_seed, sclStream_t stream,
     info.count = l.count;
     info.detail = std::string(l.op.is_send ? "send to " : "recv from ") +
                   std::to_string(l.op.peer) + " (op " + std::to_string(i) + " of " +
-                  std::to_string(ops.size()) + ", " + MemName(l.buf.mem()) + "+" +
+                  std::to_string(ops.size()) + ", " + mem_name(l.buf.mem()) + "+" +
                   std::to_string(l.buf.offset()) + ") ranks=" + std::to_string(n);
-    std::vector<unsigned char> image = l.buf.Image();
-    ref::FillInput(l.buf.ImageData(image), p.dtype, ref::Kind::kMove, l.seed, l.sender, 0, l.count);
-    wrong += l.buf.Check(tally, info, l.op.is_send ? "send" : "recv", image);
+    std::vector<unsigned char> image = l.buf.image();
+    ref::fill_input(l.buf.image_data(image), p.dtype, ref::Kind::kMove, l.seed, l.sender, 0,
+                    l.count);
+    wrong += l.buf.check(tally, info, l.op.is_send ? "send" : "recv", image);
   }
   return wrong;
 }
 
 }  // namespace
 
-int RunP2p(int argc, char**) {
-  if (argc != 0) Fatal("p2p: takes no arguments");
-  const Comm& w = World();
-  Tally& tally = GlobalTally();
-  const double start = Now();
+int run_p2p(int argc, char**) {
+  if (argc != 0) fatal("p2p: takes no arguments");
+  const Comm& w = world();
+  Tally& tally = global_tally();
+  const double start = now();
   std::vector<Pattern> patterns;
 
   // Bidirectional ring: send to next and previous, receive from previous and next.
@@ -289,16 +291,16 @@ int RunP2p(int argc, char**) {
   uint64_t index = 0;
   for (const Pattern& p : patterns) {
     const uint64_t failed_before = tally.failed();
-    const double t0 = Now();
-    RunPattern(p, ref::MakeSeed(0x929, ++index), p.on_stream ? stream : nullptr, tally);
+    const double t0 = now();
+    run_pattern(p, ref::make_seed(0x929, ++index), p.on_stream ? stream : nullptr, tally);
     if (w.rank == 0) {
-      printf("p2p: %-34s %-8s %7.2f ms%s\n", p.name.c_str(), DtypeName(p.dtype), 1e3 * (Now() - t0),
-             tally.failed() > failed_before ? "  FAILED on rank 0" : "");
+      printf("p2p: %-34s %-8s %7.2f ms%s\n", p.name.c_str(), dtype_name(p.dtype),
+             1e3 * (now() - t0), tally.failed() > failed_before ? "  FAILED on rank 0" : "");
     }
   }
   MP_OK(sclStreamDestroy(stream));
-  if (w.rank == 0) printf("p2p: %zu patterns in %.2f s\n", patterns.size(), Now() - start);
-  return Finish("p2p");
+  if (w.rank == 0) printf("p2p: %zu patterns in %.2f s\n", patterns.size(), now() - start);
+  return finish("p2p");
 }
 
 }  // namespace mp

@@ -25,19 +25,19 @@ const Placement kPlacements[] = {
     {"send-malloc/recv-heap+1", Mem::kMalloc, 0, Mem::kHeap, 1, false},
 };
 
-const char* ResultName(sclResult_t r) { return sclGetErrorString(r); }
+const char* result_name(sclResult_t r) { return sclGetErrorString(r); }
 
 }  // namespace
 
-int RunStreams(int argc, char**) {
-  if (argc != 0) Fatal("streams: takes no arguments");
-  const Comm& w = World();
-  Tally& tally = GlobalTally();
-  const double start = Now();
+int run_streams(int argc, char**) {
+  if (argc != 0) fatal("streams: takes no arguments");
+  const Comm& w = world();
+  Tally& tally = global_tally();
+  const double start = now();
 
   sclComm_t dup_comm = nullptr;
   MP_OK(sclCommSplit(w.comm, 0, w.rank, &dup_comm, nullptr));
-  const Comm dup = Describe(dup_comm);
+  const Comm dup = describe(dup_comm);
   sclStream_t streams[2] = {nullptr, nullptr};
   MP_OK(sclStreamCreate(&streams[0]));
   MP_OK(sclStreamCreate(&streams[1]));
@@ -50,15 +50,15 @@ int RunStreams(int argc, char**) {
 
   for (int batch = 0; batch < 2; ++batch) {
     std::vector<std::unique_ptr<PreparedCall>> calls;
-    const double t0 = Now();
+    const double t0 = now();
     auto queue = [&](int which, CallSpec spec) {
       spec.context = std::string("comm=") + names[which] + " stream=" + std::to_string(which) +
                      " batch=" + std::to_string(batch) + " call=" + std::to_string(calls.size());
       calls.push_back(std::make_unique<PreparedCall>(comms[which], spec));
-      const sclResult_t r = calls.back()->Issue(streams[which]);
+      const sclResult_t r = calls.back()->issue(streams[which]);
       if (r != sclSuccess) {
-        Fatal("queueing %s returned %d (%s): %s", calls.back()->Info().Text().c_str(), int(r),
-              ResultName(r), sclGetLastError(comms[which].comm));
+        fatal("queueing %s returned %d (%s): %s", calls.back()->info().text().c_str(), int(r),
+              result_name(r), sclGetLastError(comms[which].comm));
       }
     };
     if (batch == 0) {
@@ -70,23 +70,23 @@ int RunStreams(int argc, char**) {
         spec.op = int(kAllOps[size_t(i / 3) % std::size(kAllOps)]);
         spec.count = size_t(1 + (i * 37) % 300);
         spec.placement = kPlacements[size_t(i / 2) % std::size(kPlacements)];
-        spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i));
+        spec.seed = ref::make_seed(0x57EA, uint64_t(batch), uint64_t(i));
         queue(which, spec);
         if (i % 10 == 9) {
           spec.coll = Coll::kAllGather;
           spec.op = -1;
-          spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i), 1);
+          spec.seed = ref::make_seed(0x57EA, uint64_t(batch), uint64_t(i), 1);
           queue(which, spec);
         }
         if (i % 50 == 25) {
           spec.coll = Coll::kReduceScatter;
           spec.op = sclSum;
-          spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i), 2);
+          spec.seed = ref::make_seed(0x57EA, uint64_t(batch), uint64_t(i), 2);
           queue(which, spec);
           spec.coll = Coll::kBroadcast;
           spec.op = -1;
           spec.root = i % comms[which].n;
-          spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i), 3);
+          spec.seed = ref::make_seed(0x57EA, uint64_t(batch), uint64_t(i), 3);
           queue(which, spec);
           spec.root = -1;
         }
@@ -99,44 +99,44 @@ int RunStreams(int argc, char**) {
         spec.dtype = kAllDtypes[size_t(i * 7) % std::size(kAllDtypes)];
         spec.count = size_t((i * 53) % 1000);
         spec.placement = kPlacements[size_t(i) % 2];
-        spec.seed = ref::MakeSeed(0x57EA, uint64_t(batch), uint64_t(i));
+        spec.seed = ref::make_seed(0x57EA, uint64_t(batch), uint64_t(i));
         queue(which, spec);
       }
     }
-    const double t1 = Now();
+    const double t1 = now();
     sclResult_t q[2];
     for (int s = 0; s < 2; ++s) q[s] = sclStreamQuery(streams[s]);
     for (int s = 0; s < 2; ++s) {
-      tally.Expect(q[s] == sclInProgress || q[s] == sclSuccess, info,
+      tally.expect(q[s] == sclInProgress || q[s] == sclSuccess, info,
                    std::string("sclStreamQuery while queued work may be pending returned ") +
-                       ResultName(q[s]));
+                       result_name(q[s]));
     }
     for (int s = 0; s < 2; ++s) {
       const sclResult_t r = sclStreamSynchronize(streams[s]);
-      tally.Expect(r == sclSuccess, info,
-                   std::string("sclStreamSynchronize returned ") + ResultName(r) + ": " +
+      tally.expect(r == sclSuccess, info,
+                   std::string("sclStreamSynchronize returned ") + result_name(r) + ": " +
                        sclGetLastError(nullptr));
       const sclResult_t after = sclStreamQuery(streams[s]);
-      tally.Expect(
+      tally.expect(
           after == sclSuccess, info,
-          std::string("sclStreamQuery after sclStreamSynchronize returned ") + ResultName(after));
+          std::string("sclStreamQuery after sclStreamSynchronize returned ") + result_name(after));
     }
-    const double t2 = Now();
+    const double t2 = now();
     uint64_t wrong = 0;
-    for (auto& c : calls) wrong += c->Verify(tally);
+    for (auto& c : calls) wrong += c->verify(tally);
     for (int s = 0; s < 2; ++s) {
       sclResult_t async = sclInternalError;
       MP_OK(sclCommGetAsyncError(comms[s].comm, &async));
-      tally.Expect(async == sclSuccess, info,
-                   std::string("sclCommGetAsyncError returned ") + ResultName(async));
+      tally.expect(async == sclSuccess, info,
+                   std::string("sclCommGetAsyncError returned ") + result_name(async));
     }
     if (w.rank == 0) {
       printf(
           "streams: batch %d: %zu calls queued in %.1f ms, query right after: %s / %s, "
           "synchronized after %.1f ms more; %s\n",
           batch, calls.size(), 1e3 * (t1 - t0),
-          q[0] == sclInProgress ? "in progress" : ResultName(q[0]),
-          q[1] == sclInProgress ? "in progress" : ResultName(q[1]), 1e3 * (t2 - t1),
+          q[0] == sclInProgress ? "in progress" : result_name(q[0]),
+          q[1] == sclInProgress ? "in progress" : result_name(q[1]), 1e3 * (t2 - t1),
           wrong ? "WRONG results" : "all results right");
     }
   }
@@ -149,15 +149,15 @@ int RunStreams(int argc, char**) {
     spec.op = sclSum;
     spec.count = 1000;
     spec.placement = kPlacements[0];
-    spec.seed = ref::MakeSeed(0x57EA, 99, uint64_t(s));
+    spec.seed = ref::make_seed(0x57EA, 99, uint64_t(s));
     spec.context = std::string("comm=") + names[s] + " blocking after streams";
-    RunAndVerify(comms[s], spec, tally);
+    run_and_verify(comms[s], spec, tally);
   }
   MP_OK(sclStreamDestroy(streams[0]));
   MP_OK(sclStreamDestroy(streams[1]));
   MP_OK(sclCommDestroy(dup_comm));
-  if (w.rank == 0) printf("streams: total %.2f s\n", Now() - start);
-  return Finish("streams");
+  if (w.rank == 0) printf("streams: total %.2f s\n", now() - start);
+  return finish("streams");
 }
 
 }  // namespace mp

@@ -68,10 +68,10 @@ constexpr size_t kKiB = 1024, kMiB = 1024 * 1024;
 class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() { return mp::ref::Mix(state_ += 0x9E3779B97F4A7C15ull); }
-  uint64_t Below(uint64_t n) { return n ? Next() % n : 0; }
-  double Unit() { return double(Next() >> 11) * 0x1.0p-53; }
-  bool Chance(double p) { return Unit() < p; }
+  uint64_t next() { return mp::ref::mix(state_ += 0x9E3779B97F4A7C15ull); }
+  uint64_t below(uint64_t n) { return n ? next() % n : 0; }
+  double unit() { return double(next() >> 11) * 0x1.0p-53; }
+  bool chance(double p) { return unit() < p; }
 
  private:
   uint64_t state_;
@@ -80,8 +80,8 @@ class Rng {
 // What an iteration does; drawn first, so that it can be recomputed cheaply (fast-forward).
 enum class Action { kCall, kStreams, kRecreateComm, kRecreateStreams };
 
-Action DrawAction(Rng& rng) {
-  const uint64_t u = rng.Below(1000);
+Action draw_action(Rng& rng) {
+  const uint64_t u = rng.below(1000);
   if (u < 6) return Action::kRecreateComm;     // 0.6 %
   if (u < 8) return Action::kRecreateStreams;  // 0.2 %
   if (u < 48) return Action::kStreams;         // 4 %
@@ -90,8 +90,8 @@ Action DrawAction(Rng& rng) {
 
 // The largest buffer of a call, in bytes: 0 (4 %), else log-uniform in [1 B, 4 KiB) (50 %),
 // [4 KiB, 256 KiB) (30 %), [256 KiB, 4 MiB) (13 %), [4 MiB, 8 MiB] (3 %).
-size_t DrawBytes(Rng& rng) {
-  const uint64_t u = rng.Below(1000);
+size_t draw_bytes(Rng& rng) {
+  const uint64_t u = rng.below(1000);
   if (u < 40) return 0;
   double lo, hi;
   if (u < 540) {
@@ -103,7 +103,7 @@ size_t DrawBytes(Rng& rng) {
   } else {
     lo = 4 * kMiB, hi = 8 * kMiB;
   }
-  const double b = std::exp(std::log(lo) + rng.Unit() * (std::log(hi) - std::log(lo)));
+  const double b = std::exp(std::log(lo) + rng.unit() * (std::log(hi) - std::log(lo)));
   return size_t(b) < 1 ? 1 : size_t(b);
 }
 
@@ -123,20 +123,20 @@ struct Drawn {
 
 constexpr size_t kOffsets[] = {0, 0, 0, 0, 1, 2, 3, 7, 16, 61};
 
-Drawn DrawCall(Rng& rng, uint64_t seed, size_t max_bytes) {
+Drawn draw_call(Rng& rng, uint64_t seed, size_t max_bytes) {
   Drawn d;
   // Allreduce twice as often as the others.
-  const uint64_t k = rng.Below(kNumColls + 1);
+  const uint64_t k = rng.below(kNumColls + 1);
   d.coll = k == kNumColls ? Coll::kAllReduce : mp::kAllColls[k];
-  d.dtype = mp::kAllDtypes[rng.Below(std::size(mp::kAllDtypes))];
-  const int op = int(mp::kAllOps[rng.Below(std::size(mp::kAllOps))]);
-  d.op = mp::Reduces(d.coll) ? op : -1;
-  d.bytes = DrawBytes(rng);
+  d.dtype = mp::kAllDtypes[rng.below(std::size(mp::kAllDtypes))];
+  const int op = int(mp::kAllOps[rng.below(std::size(mp::kAllOps))]);
+  d.op = mp::reduces(d.coll) ? op : -1;
+  d.bytes = draw_bytes(rng);
   if (d.bytes > max_bytes) d.bytes = max_bytes;
-  d.root_draw = rng.Next();
-  const bool in_place = rng.Chance(0.3);
-  d.in_place = in_place && mp::HasInPlace(d.coll);
-  switch (rng.Below(4)) {
+  d.root_draw = rng.next();
+  const bool in_place = rng.chance(0.3);
+  d.in_place = in_place && mp::has_in_place(d.coll);
+  switch (rng.below(4)) {
     case 0:
       d.send_mem = d.recv_mem = mp::Mem::kHeap;
       break;
@@ -150,36 +150,36 @@ Drawn DrawCall(Rng& rng, uint64_t seed, size_t max_bytes) {
       d.send_mem = mp::Mem::kMalloc, d.recv_mem = mp::Mem::kHeap;
       break;
   }
-  d.send_offset = kOffsets[rng.Below(std::size(kOffsets))];
-  d.recv_offset = kOffsets[rng.Below(std::size(kOffsets))];
-  d.null_when_empty = rng.Chance(0.5);
-  d.seed = mp::ref::MakeSeed(seed, rng.Next());
+  d.send_offset = kOffsets[rng.below(std::size(kOffsets))];
+  d.recv_offset = kOffsets[rng.below(std::size(kOffsets))];
+  d.null_when_empty = rng.chance(0.5);
+  d.seed = mp::ref::make_seed(seed, rng.next());
   return d;
 }
 
 // Collectives whose largest buffer holds nranks * count elements.
-bool ScalesWithRanks(Coll c) {
+bool scales_with_ranks(Coll c) {
   return c == Coll::kAllGather || c == Coll::kReduceScatter || c == Coll::kAlltoAll ||
          c == Coll::kAlltoAllv || c == Coll::kGather || c == Coll::kScatter;
 }
 
 // Placement names must outlive the calls: interned here.
-const char* Intern(const std::string& s) {
+const char* intern(const std::string& s) {
   static std::set<std::string> names;
   return names.insert(s).first->c_str();
 }
 
-mp::CallSpec MakeSpec(const Drawn& d, const mp::Comm& c, const std::string& context) {
+mp::CallSpec make_spec(const Drawn& d, const mp::Comm& c, const std::string& context) {
   mp::CallSpec spec;
   spec.coll = d.coll;
   spec.dtype = d.dtype;
   spec.op = d.op;
-  const size_t es = mp::DtypeSize(d.dtype);
+  const size_t es = mp::dtype_size(d.dtype);
   size_t count = d.bytes / es;
-  if (ScalesWithRanks(d.coll)) count /= size_t(c.n);
+  if (scales_with_ranks(d.coll)) count /= size_t(c.n);
   if (d.bytes > 0 && count == 0) count = 1;
   spec.count = count;
-  spec.root = mp::Rooted(d.coll) ? int(d.root_draw % uint64_t(c.n)) : -1;
+  spec.root = mp::rooted(d.coll) ? int(d.root_draw % uint64_t(c.n)) : -1;
   mp::Placement& pl = spec.placement;
   pl.in_place = d.in_place;
   pl.send_mem = d.send_mem;
@@ -187,11 +187,11 @@ mp::CallSpec MakeSpec(const Drawn& d, const mp::Comm& c, const std::string& cont
   pl.send_offset = d.send_offset;
   pl.recv_offset = d.recv_offset;
   auto where = [](mp::Mem m, size_t off) {
-    std::string name = mp::MemName(m);
+    std::string name = mp::mem_name(m);
     if (off) name.append("+").append(std::to_string(off));
     return name;
   };
-  pl.name = Intern(d.in_place ? "buf=" + where(d.recv_mem, d.recv_offset)
+  pl.name = intern(d.in_place ? "buf=" + where(d.recv_mem, d.recv_offset)
                               : "send=" + where(d.send_mem, d.send_offset) +
                                     " recv=" + where(d.recv_mem, d.recv_offset));
   spec.null_when_empty = d.null_when_empty;
@@ -216,7 +216,7 @@ struct Shape {
 };
 
 // Colour and key of world rank r in a communicator of `slot` with `shape`.
-void ColorKey(int slot, const Shape& s, int r, int n, int* color, int* key) {
+void color_key(int slot, const Shape& s, int r, int n, int* color, int* key) {
   *color = 0;
   *key = r;
   switch (slot) {
@@ -248,17 +248,17 @@ void ColorKey(int slot, const Shape& s, int r, int n, int* color, int* key) {
   }
 }
 
-Shape DrawShape(Rng& rng, int slot, int generation) {
+Shape draw_shape(Rng& rng, int slot, int generation) {
   Shape s;
   s.generation = generation;
-  s.variant = int(rng.Below(uint64_t(kVariants[slot])));
-  s.param = rng.Next();
-  const uint64_t st = rng.Below(4);
+  s.variant = int(rng.below(uint64_t(kVariants[slot])));
+  s.param = rng.next();
+  const uint64_t st = rng.below(4);
   s.staging = st == 0 ? 64 * 1024 : st == 1 ? 1024 * 1024 : -1;
   return s;
 }
 
-std::string ShapeName(int slot, const Shape& s, int n) {
+std::string shape_name(int slot, const Shape& s, int n) {
   static const char* const kNames[kNumSlots][3] = {
       {"", "", ""},
       {"contiguous", "interleaved", "contiguous-reversed"},
@@ -291,20 +291,20 @@ struct Stats {
   uint64_t bytes = 0;  // payload: count * element size, per call (the "size" drawn)
 };
 
-size_t CollIndex(Coll c) {
+size_t coll_index(Coll c) {
   for (size_t i = 0; i < kNumColls; ++i) {
     if (mp::kAllColls[i] == c) return i;
   }
-  mp::Fatal("unknown collective %d", int(c));
+  mp::fatal("unknown collective %d", int(c));
 }
 
 class Soak {
  public:
-  Soak(uint64_t seed, bool trace) : seed_(seed), trace_(trace), world_(mp::World()) {}
-  ~Soak() { mp::SetProgramName("soak"); }  // fatal_prefix_ dies with this object
+  Soak(uint64_t seed, bool trace) : seed_(seed), trace_(trace), world_(mp::world()) {}
+  ~Soak() { mp::set_program_name("soak"); }  // fatal_prefix_ dies with this object
 
-  void Run(double seconds, long long iterations, long long first, double progress);
-  int Report(double seconds_requested);
+  void run(double seconds, long long iterations, long long first, double progress);
+  int report(double seconds_requested);
 
  private:
   struct Slot {
@@ -314,16 +314,16 @@ class Soak {
     std::string name;
   };
 
-  void CreateSlot(int slot, const Shape& shape, long long iter);
-  void DestroySlot(int slot, long long iter);
-  void Expect(bool ok, const std::string& what);
-  bool AgreeStop(bool mine);
-  std::string Context(int slot, long long iter, const std::string& extra = "") const;
-  void Issue(mp::PreparedCall& call, sclStream_t stream);
-  void Check(mp::PreparedCall& call);
-  void BlockingCall(int slot, const Drawn& d, const std::string& context);
-  void StreamBatch(Rng& rng, long long iter);
-  void RecreateStreams();
+  void create_slot(int slot, const Shape& shape, long long iter);
+  void destroy_slot(int slot, long long iter);
+  void expect(bool ok, const std::string& what);
+  bool agree_stop(bool mine);
+  std::string context(int slot, long long iter, const std::string& extra = "") const;
+  void issue(mp::PreparedCall& call, sclStream_t stream);
+  void check(mp::PreparedCall& call);
+  void blocking_call(int slot, const Drawn& d, const std::string& context);
+  void stream_batch(Rng& rng, long long iter);
+  void recreate_streams();
 
   uint64_t seed_;
   bool trace_;
@@ -336,23 +336,23 @@ class Soak {
   char fatal_prefix_[96] = "soak";
 };
 
-std::string Soak::Context(int slot, long long iter, const std::string& extra) const {
+std::string Soak::context(int slot, long long iter, const std::string& extra) const {
   char buf[64];
   snprintf(buf, sizeof buf, " iter=%lld seed=0x%" PRIx64, iter, seed_);
   return "comm=" + slots_[slot].name + (extra.empty() ? "" : " " + extra) + buf;
 }
 
-void Soak::Expect(bool ok, const std::string& what) {
+void Soak::expect(bool ok, const std::string& what) {
   ++st_.other_checks;
   if (ok) return;
   ++st_.other_failed;
   fprintf(stderr, "FAILED rank %d: %s\n", world_.rank, what.c_str());
 }
 
-void Soak::CreateSlot(int slot, const Shape& shape, long long iter) {
+void Soak::create_slot(int slot, const Shape& shape, long long iter) {
   Slot& s = slots_[slot];
   s.shape = shape;
-  s.name = ShapeName(slot, shape, world_.n);
+  s.name = shape_name(slot, shape, world_.n);
   if (slot == kWorld) {
     s.comm = world_.comm;
     s.desc = world_;
@@ -360,14 +360,14 @@ void Soak::CreateSlot(int slot, const Shape& shape, long long iter) {
   }
   const int n = world_.n, me = world_.rank;
   int color = 0, key = 0;
-  ColorKey(slot, shape, me, n, &color, &key);
+  color_key(slot, shape, me, n, &color, &key);
   sclConfig_t config = SCL_CONFIG_INITIALIZER;
   if (shape.staging > 0) config.stagingBytes = shape.staging;
   sclComm_t c = nullptr;
   const sclResult_t r =
       sclCommSplit(world_.comm, color, key, &c, shape.staging > 0 ? &config : nullptr);
   if (r != sclSuccess) {
-    mp::Fatal("sclCommSplit(color=%d, key=%d) for %s at iter=%lld seed=0x%" PRIx64
+    mp::fatal("sclCommSplit(color=%d, key=%d) for %s at iter=%lld seed=0x%" PRIx64
               " returned %d (%s): %s",
               color, key, s.name.c_str(), iter, seed_, int(r), sclGetErrorString(r),
               sclGetLastError(world_.comm));
@@ -377,37 +377,37 @@ void Soak::CreateSlot(int slot, const Shape& shape, long long iter) {
   if (color >= 0) {
     for (int p = 0; p < n; ++p) {
       int pc = 0, pk = 0;
-      ColorKey(slot, shape, p, n, &pc, &pk);
+      color_key(slot, shape, p, n, &pc, &pk);
       if (pc == color) members.push_back({pk, p});
     }
     std::sort(members.begin(), members.end());
   }
   const std::string what = "sclCommSplit for " + s.name + " at iter=" + std::to_string(iter);
-  Expect((c == nullptr) == (color < 0),
+  expect((c == nullptr) == (color < 0),
          what + (color < 0 ? ": SCL_SPLIT_NOCOLOR gave a communicator" : ": gave NULL"));
   s.comm = c;
   if (!c) return;
-  s.desc = mp::Describe(c);
+  s.desc = mp::describe(c);
   int expected_rank = -1;
   for (size_t i = 0; i < members.size(); ++i) {
     if (members[i].second == me) expected_rank = int(i);
   }
-  Expect(s.desc.n == int(members.size()), what + ": sclCommCount gave " + std::to_string(s.desc.n) +
+  expect(s.desc.n == int(members.size()), what + ": sclCommCount gave " + std::to_string(s.desc.n) +
                                               ", expected " + std::to_string(members.size()));
-  Expect(s.desc.rank == expected_rank, what + ": sclCommUserRank gave " +
+  expect(s.desc.rank == expected_rank, what + ": sclCommUserRank gave " +
                                            std::to_string(s.desc.rank) + ", expected " +
                                            std::to_string(expected_rank));
   if (s.desc.n != int(members.size()) || s.desc.rank != expected_rank) {
-    mp::Fatal("%s: wrong membership; the checks of later calls would be meaningless", what.c_str());
+    mp::fatal("%s: wrong membership; the checks of later calls would be meaningless", what.c_str());
   }
 }
 
-void Soak::DestroySlot(int slot, long long iter) {
+void Soak::destroy_slot(int slot, long long iter) {
   Slot& s = slots_[slot];
   if (s.comm) {
     const sclResult_t r = sclCommDestroy(s.comm);
     if (r != sclSuccess) {
-      mp::Fatal("sclCommDestroy(%s) at iter=%lld seed=0x%" PRIx64 " returned %d (%s): %s",
+      mp::fatal("sclCommDestroy(%s) at iter=%lld seed=0x%" PRIx64 " returned %d (%s): %s",
                 s.name.c_str(), iter, seed_, int(r), sclGetErrorString(r),
                 sclGetLastError(nullptr));
     }
@@ -416,50 +416,50 @@ void Soak::DestroySlot(int slot, long long iter) {
   s.desc = mp::Comm{};
 }
 
-bool Soak::AgreeStop(bool mine) {
+bool Soak::agree_stop(bool mine) {
   stop_buf_[0] = mine ? 1u : 0u;
   const sclResult_t r =
       sclAllReduce(stop_buf_, stop_buf_, 1, sclUint32, sclMax, world_.comm, nullptr);
   if (r != sclSuccess) {
-    mp::Fatal("stop-flag allreduce returned %d (%s): %s", int(r), sclGetErrorString(r),
+    mp::fatal("stop-flag allreduce returned %d (%s): %s", int(r), sclGetErrorString(r),
               sclGetLastError(world_.comm));
   }
-  if (stop_buf_[0] > 1) mp::Fatal("stop-flag allreduce (max of 0/1) gave %u", stop_buf_[0]);
+  if (stop_buf_[0] > 1) mp::fatal("stop-flag allreduce (max of 0/1) gave %u", stop_buf_[0]);
   return stop_buf_[0] == 1;
 }
 
-void Soak::Issue(mp::PreparedCall& call, sclStream_t stream) {
+void Soak::issue(mp::PreparedCall& call, sclStream_t stream) {
   if (trace_) {
     printf("soak: rank %d: %s%s\n", world_.rank, stream ? "queue " : "call ",
-           call.Info().Text().c_str());
+           call.info().text().c_str());
   }
-  const sclResult_t r = call.Issue(stream);
+  const sclResult_t r = call.issue(stream);
   if (r != sclSuccess) {
-    mp::Fatal("%s%s returned %d (%s): %s", stream ? "queueing " : "", call.Info().Text().c_str(),
+    mp::fatal("%s%s returned %d (%s): %s", stream ? "queueing " : "", call.info().text().c_str(),
               int(r), sclGetErrorString(r), sclGetLastError(nullptr));
   }
 }
 
-void Soak::Check(mp::PreparedCall& call) {
-  mp::Tally& tally = mp::GlobalTally();
-  const size_t ci = CollIndex(call.spec().coll);
+void Soak::check(mp::PreparedCall& call) {
+  mp::Tally& tally = mp::global_tally();
+  const size_t ci = coll_index(call.spec().coll);
   const uint64_t before = tally.elements();
-  const uint64_t wrong = call.Verify(tally);
+  const uint64_t wrong = call.verify(tally);
   ++st_.calls[ci];
   if (wrong) ++st_.failed[ci];
   st_.elements[ci] += tally.elements() - before;
-  st_.bytes += call.spec().count * mp::DtypeSize(call.spec().dtype);
+  st_.bytes += call.spec().count * mp::dtype_size(call.spec().dtype);
 }
 
-void Soak::BlockingCall(int slot, const Drawn& d, const std::string& context) {
+void Soak::blocking_call(int slot, const Drawn& d, const std::string& context) {
   const Slot& s = slots_[slot];
   if (!s.comm) return;  // not a member
-  mp::PreparedCall call(s.desc, MakeSpec(d, s.desc, context));
-  Issue(call, nullptr);
-  Check(call);
+  mp::PreparedCall call(s.desc, make_spec(d, s.desc, context));
+  issue(call, nullptr);
+  check(call);
 }
 
-void Soak::RecreateStreams() {
+void Soak::recreate_streams() {
   for (sclStream_t& s : streams_) {
     if (s) MP_OK(sclStreamDestroy(s));
     s = nullptr;
@@ -470,31 +470,31 @@ void Soak::RecreateStreams() {
 // One or two streams, each on its own communicator, get 1-12 calls each (at most 1 MiB per
 // buffer), queued in interleaved order; meanwhile (half the batches) 1-4 blocking calls run on
 // a communicator neither stream uses. Then the streams are synchronised and everything checked.
-void Soak::StreamBatch(Rng& rng, long long iter) {
-  const int nstreams = 1 + int(rng.Below(2));
+void Soak::stream_batch(Rng& rng, long long iter) {
+  const int nstreams = 1 + int(rng.below(2));
   int on[2] = {-1, -1};
-  on[0] = int(rng.Below(kNumSlots));
-  on[1] = int((uint64_t(on[0]) + 1 + rng.Below(kNumSlots - 1)) % kNumSlots);
+  on[0] = int(rng.below(kNumSlots));
+  on[1] = int((uint64_t(on[0]) + 1 + rng.below(kNumSlots - 1)) % kNumSlots);
   size_t ncalls[2] = {0, 0};
-  for (int s = 0; s < nstreams; ++s) ncalls[s] = 1 + rng.Below(12);
+  for (int s = 0; s < nstreams; ++s) ncalls[s] = 1 + rng.below(12);
   int overlap_slot = -1;
   size_t noverlap = 0;
-  if (rng.Chance(0.5)) {
-    overlap_slot = int(rng.Below(kNumSlots));
+  if (rng.chance(0.5)) {
+    overlap_slot = int(rng.below(kNumSlots));
     while (overlap_slot == on[0] || (nstreams == 2 && overlap_slot == on[1])) {
       overlap_slot = (overlap_slot + 1) % kNumSlots;
     }
-    noverlap = 1 + rng.Below(4);
+    noverlap = 1 + rng.below(4);
   }
-  const bool query_early = rng.Chance(0.5);
+  const bool query_early = rng.chance(0.5);
 
   // Draw everything first (same order on every rank), then act.
   std::vector<Drawn> drawn[2];
   for (int s = 0; s < nstreams; ++s) {
-    for (size_t i = 0; i < ncalls[s]; ++i) drawn[s].push_back(DrawCall(rng, seed_, kMiB));
+    for (size_t i = 0; i < ncalls[s]; ++i) drawn[s].push_back(draw_call(rng, seed_, kMiB));
   }
   std::vector<Drawn> over;
-  for (size_t i = 0; i < noverlap; ++i) over.push_back(DrawCall(rng, seed_, 8 * kMiB));
+  for (size_t i = 0; i < noverlap; ++i) over.push_back(draw_call(rng, seed_, 8 * kMiB));
 
   ++st_.stream_batches;
   std::vector<std::unique_ptr<mp::PreparedCall>> queued;
@@ -505,23 +505,23 @@ void Soak::StreamBatch(Rng& rng, long long iter) {
       const Slot& sl = slots_[on[s]];
       if (!sl.comm) continue;
       const std::string ctx =
-          Context(on[s], iter, "stream=" + std::to_string(s) + " call=" + std::to_string(i));
+          context(on[s], iter, "stream=" + std::to_string(s) + " call=" + std::to_string(i));
       queued.push_back(
-          std::make_unique<mp::PreparedCall>(sl.desc, MakeSpec(drawn[s][i], sl.desc, ctx)));
-      Issue(*queued.back(), streams_[s]);
+          std::make_unique<mp::PreparedCall>(sl.desc, make_spec(drawn[s][i], sl.desc, ctx)));
+      issue(*queued.back(), streams_[s]);
     }
   }
   for (size_t i = 0; i < over.size(); ++i) {
     if (!slots_[overlap_slot].comm) continue;
-    BlockingCall(overlap_slot, over[i],
-                 Context(overlap_slot, iter, "overlapping-streams call=" + std::to_string(i)));
+    blocking_call(overlap_slot, over[i],
+                  context(overlap_slot, iter, "overlapping-streams call=" + std::to_string(i)));
     ++st_.overlap_calls;
   }
   const std::string where = " (iter=" + std::to_string(iter) + ")";
   if (query_early) {
     for (int s = 0; s < nstreams; ++s) {
       const sclResult_t q = sclStreamQuery(streams_[s]);
-      Expect(
+      expect(
           q == sclSuccess || q == sclInProgress,
           std::string("sclStreamQuery with work queued returned ") + sclGetErrorString(q) + where);
     }
@@ -529,52 +529,52 @@ void Soak::StreamBatch(Rng& rng, long long iter) {
   for (int s = 0; s < nstreams; ++s) {
     const sclResult_t r = sclStreamSynchronize(streams_[s]);
     if (r != sclSuccess) {
-      mp::Fatal("sclStreamSynchronize(stream %d, comm %s) at iter=%lld seed=0x%" PRIx64
+      mp::fatal("sclStreamSynchronize(stream %d, comm %s) at iter=%lld seed=0x%" PRIx64
                 " returned %d (%s): %s",
                 s, slots_[on[s]].name.c_str(), iter, seed_, int(r), sclGetErrorString(r),
                 sclGetLastError(nullptr));
     }
     const sclResult_t q = sclStreamQuery(streams_[s]);
-    Expect(q == sclSuccess, std::string("sclStreamQuery after sclStreamSynchronize returned ") +
+    expect(q == sclSuccess, std::string("sclStreamQuery after sclStreamSynchronize returned ") +
                                 sclGetErrorString(q) + where);
   }
   for (auto& c : queued) {
-    Check(*c);
+    check(*c);
     ++st_.stream_calls;
   }
   for (int s = 0; s < nstreams; ++s) {
     if (!slots_[on[s]].comm) continue;
     sclResult_t async = sclInternalError;
     MP_OK(sclCommGetAsyncError(slots_[on[s]].comm, &async));
-    Expect(async == sclSuccess, "sclCommGetAsyncError(" + slots_[on[s]].name + ") returned " +
+    expect(async == sclSuccess, "sclCommGetAsyncError(" + slots_[on[s]].name + ") returned " +
                                     sclGetErrorString(async) + where);
   }
 }
 
-void Soak::Run(double seconds, long long iterations, long long first, double progress) {
+void Soak::run(double seconds, long long iterations, long long first, double progress) {
   snprintf(fatal_prefix_, sizeof fatal_prefix_, "soak (setup seed=0x%" PRIx64 ")", seed_);
-  mp::SetProgramName(fatal_prefix_);
+  mp::set_program_name(fatal_prefix_);
   MP_OK(sclMemAlloc(reinterpret_cast<void**>(&stop_buf_), 64));
   // The shapes in force at `first`: replay the re-creation draws of the earlier iterations.
   Shape shapes[kNumSlots];
   int generation[kNumSlots] = {};
   auto redraw = [&](Rng& rng) {
-    const int slot = 1 + int(rng.Below(kNumSlots - 1));
-    shapes[slot] = DrawShape(rng, slot, ++generation[slot]);
+    const int slot = 1 + int(rng.below(kNumSlots - 1));
+    shapes[slot] = draw_shape(rng, slot, ++generation[slot]);
     return slot;
   };
   for (int slot = 1; slot < kNumSlots; ++slot) {
-    Rng rng(mp::ref::MakeSeed(seed_, 0x5EED, uint64_t(slot)));
-    shapes[slot] = DrawShape(rng, slot, 0);
+    Rng rng(mp::ref::make_seed(seed_, 0x5EED, uint64_t(slot)));
+    shapes[slot] = draw_shape(rng, slot, 0);
   }
   for (long long it = 0; it < first; ++it) {
-    Rng rng(mp::ref::MakeSeed(seed_, uint64_t(it)));
-    if (DrawAction(rng) == Action::kRecreateComm) redraw(rng);
+    Rng rng(mp::ref::make_seed(seed_, uint64_t(it)));
+    if (draw_action(rng) == Action::kRecreateComm) redraw(rng);
   }
-  for (int slot = 0; slot < kNumSlots; ++slot) CreateSlot(slot, shapes[slot], first);
-  RecreateStreams();
+  for (int slot = 0; slot < kNumSlots; ++slot) create_slot(slot, shapes[slot], first);
+  recreate_streams();
 
-  const double start = mp::Now();
+  const double start = mp::now();
   double next_progress = start + progress;
   long long iter = first;
   for (;; ++iter) {
@@ -586,53 +586,53 @@ void Soak::Run(double seconds, long long iterations, long long first, double pro
     // the ranks agree every kStopEvery iterations.
     if (iterations >= 0 && iter - first >= iterations) break;
     if ((iter - first) % kStopEvery == 0) {
-      const bool time_up = iterations < 0 && world_.rank == 0 && mp::Now() - start >= seconds;
-      if (AgreeStop(time_up)) break;
+      const bool time_up = iterations < 0 && world_.rank == 0 && mp::now() - start >= seconds;
+      if (agree_stop(time_up)) break;
     }
-    if (world_.rank == 0 && progress > 0 && mp::Now() >= next_progress) {
+    if (world_.rank == 0 && progress > 0 && mp::now() >= next_progress) {
       uint64_t calls = 0, failed = 0;
       for (size_t i = 0; i < kNumColls; ++i) calls += st_.calls[i], failed += st_.failed[i];
       printf("soak: %.0f s: iteration %lld, rank 0: %" PRIu64 " calls checked, %" PRIu64
              " failed, %" PRIu64 " communicators re-created\n",
-             mp::Now() - start, iter, calls, failed + st_.other_failed, st_.comm_recreations);
+             mp::now() - start, iter, calls, failed + st_.other_failed, st_.comm_recreations);
       next_progress += progress;
     }
     ++st_.iterations;
-    Rng rng(mp::ref::MakeSeed(seed_, uint64_t(iter)));
-    switch (DrawAction(rng)) {
+    Rng rng(mp::ref::make_seed(seed_, uint64_t(iter)));
+    switch (draw_action(rng)) {
       case Action::kRecreateComm: {
         const int slot = redraw(rng);
-        DestroySlot(slot, iter);
-        CreateSlot(slot, shapes[slot], iter);
+        destroy_slot(slot, iter);
+        create_slot(slot, shapes[slot], iter);
         ++st_.comm_recreations;
         break;
       }
       case Action::kRecreateStreams:
-        RecreateStreams();
+        recreate_streams();
         ++st_.stream_recreations;
         break;
       case Action::kStreams:
-        StreamBatch(rng, iter);
+        stream_batch(rng, iter);
         break;
       case Action::kCall: {
-        const int slot = int(rng.Below(kNumSlots));
-        const Drawn d = DrawCall(rng, seed_, 8 * kMiB);
-        BlockingCall(slot, d, Context(slot, iter));
+        const int slot = int(rng.below(kNumSlots));
+        const Drawn d = draw_call(rng, seed_, 8 * kMiB);
+        blocking_call(slot, d, context(slot, iter));
         break;
       }
     }
   }
-  elapsed_ = mp::Now() - start;
+  elapsed_ = mp::now() - start;
   snprintf(fatal_prefix_, sizeof fatal_prefix_, "soak (teardown seed=0x%" PRIx64 ")", seed_);
 
   for (sclStream_t& s : streams_) {
     MP_OK(sclStreamDestroy(s));
     s = nullptr;
   }
-  for (int slot = kNumSlots - 1; slot >= 1; --slot) DestroySlot(slot, iter);
+  for (int slot = kNumSlots - 1; slot >= 1; --slot) destroy_slot(slot, iter);
 }
 
-int Soak::Report(double seconds_requested) {
+int Soak::report(double seconds_requested) {
   // Per-rank figures summed over the world: [calls, failed, elements] per collective, then the
   // other counters.
   constexpr size_t kOther = 8;
@@ -649,7 +649,7 @@ int Soak::Report(double seconds_requested) {
     my_calls += st_.calls[i];
     my_failed += st_.failed[i];
   }
-  const mp::Tally& tally = mp::GlobalTally();
+  const mp::Tally& tally = mp::global_tally();
   uint64_t* o = sum + 3 * kNumColls;
   o[0] = st_.stream_calls;
   o[1] = st_.overlap_calls;
@@ -701,7 +701,7 @@ int Soak::Report(double seconds_requested) {
     printf("soak: per collective (calls on all ranks, failed, elements):\n");
     for (size_t i = 0; i < kNumColls; ++i) {
       printf("soak:   %-14s %10" PRIu64 " %6" PRIu64 " %14" PRIu64 "\n",
-             mp::CollName(mp::kAllColls[i]), sum[i], sum[kNumColls + i], sum[2 * kNumColls + i]);
+             mp::coll_name(mp::kAllColls[i]), sum[i], sum[kNumColls + i], sum[2 * kNumColls + i]);
     }
     if (calls == 0) printf("soak: FAILED: no calls were checked\n");
     printf("%" PRIu64 " passed, %" PRIu64 " failed\n", passed, failed);
@@ -715,7 +715,7 @@ int Soak::Report(double seconds_requested) {
   return bad ? 1 : 0;
 }
 
-[[noreturn]] void Usage(const char* msg) {
+[[noreturn]] void usage(const char* msg) {
   fprintf(stderr,
           "soak: %s\nusage: stratarun -n N soak --seconds S [--seed X] [--iterations I]\n"
           "                 [--first-iteration F] [--progress P] [--trace]\n"
@@ -734,7 +734,7 @@ int Soak::Report(double seconds_requested) {
 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  mp::SetProgramName("soak");
+  mp::set_program_name("soak");
   double seconds = -1, progress = 10;
   bool trace = false;
   long long iterations = -1, first = 0;
@@ -745,36 +745,36 @@ int main(int argc, char** argv) {
       trace = true;
       continue;
     }
-    if (i + 1 >= argc) Usage(("missing value after " + a).c_str());
+    if (i + 1 >= argc) usage(("missing value after " + a).c_str());
     const char* v = argv[++i];
     char* end = nullptr;
     errno = 0;
     if (a == "--seconds") {
       seconds = std::strtod(v, &end);
-      if (!(seconds >= 0)) Usage("bad --seconds");
+      if (!(seconds >= 0)) usage("bad --seconds");
     } else if (a == "--seed") {
       seed = std::strtoull(v, &end, 0);
     } else if (a == "--iterations") {
       iterations = std::strtoll(v, &end, 0);
-      if (iterations < 0) Usage("bad --iterations");
+      if (iterations < 0) usage("bad --iterations");
     } else if (a == "--first-iteration") {
       first = std::strtoll(v, &end, 0);
-      if (first < 0) Usage("bad --first-iteration");
+      if (first < 0) usage("bad --first-iteration");
     } else if (a == "--progress") {
       progress = std::strtod(v, &end);
-      if (!(progress >= 0)) Usage("bad --progress");
+      if (!(progress >= 0)) usage("bad --progress");
     } else {
-      Usage(("unknown argument " + a).c_str());
+      usage(("unknown argument " + a).c_str());
     }
-    if (errno != 0 || end == v || *end != '\0') Usage(("bad value for " + a).c_str());
+    if (errno != 0 || end == v || *end != '\0') usage(("bad value for " + a).c_str());
   }
-  if ((seconds < 0) == (iterations < 0)) Usage("give exactly one of --seconds and --iterations");
+  if ((seconds < 0) == (iterations < 0)) usage("give exactly one of --seconds and --iterations");
 
   sclComm_t comm = nullptr;
   MP_OK(sclCommInitFromEnv(&comm));
-  mp::SetWorld(mp::Describe(comm));
-  if (mp::World().rank == 0) {
-    printf("soak: %d ranks, seed 0x%" PRIx64 ", %s\n", mp::World().n, seed,
+  mp::set_world(mp::describe(comm));
+  if (mp::world().rank == 0) {
+    printf("soak: %d ranks, seed 0x%" PRIx64 ", %s\n", mp::world().n, seed,
            iterations >= 0 ? ("iterations " + std::to_string(first) + " to " +
                               std::to_string(first + iterations - 1))
                                  .c_str()
@@ -783,8 +783,8 @@ int main(int argc, char** argv) {
   int status;
   {
     Soak soak(seed, trace);
-    soak.Run(seconds, iterations, first, progress);
-    status = soak.Report(seconds);
+    soak.run(seconds, iterations, first, progress);
+    status = soak.report(seconds);
   }
   MP_OK(sclCommDestroy(comm));
   return status;

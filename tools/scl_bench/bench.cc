@@ -15,7 +15,7 @@ namespace {
 constexpr size_t kAlignment = 64;
 
 // Largest buffer any row needs: every collective's send and recv fit in its row's byte size.
-size_t LargestSize(const std::vector<size_t>& sizes) {
+size_t largest_size(const std::vector<size_t>& sizes) {
   return std::max(*std::max_element(sizes.begin(), sizes.end()), kAlignment);
 }
 
@@ -23,7 +23,7 @@ size_t LargestSize(const std::vector<size_t>& sizes) {
 
 Buffer::Buffer(size_t bytes, MemKind kind) : bytes_(bytes), kind_(kind) {
   if (kind == MemKind::kHeap) {
-    Require(sclMemAlloc(&ptr_, bytes), "sclMemAlloc");
+    require(sclMemAlloc(&ptr_, bytes), "sclMemAlloc");
     return;
   }
   // Rounded up to the alignment, which aligned allocation needs on some libcs.
@@ -35,9 +35,9 @@ Buffer::Buffer(size_t bytes, MemKind kind) : bytes_(bytes), kind_(kind) {
   }
 }
 
-double Buffer::Register(sclComm_t comm) {
+double Buffer::register_on(sclComm_t comm) {
   const auto start = std::chrono::steady_clock::now();
-  Require(sclCommRegister(comm, ptr_, bytes_, &reg_handle_), "sclCommRegister");
+  require(sclCommRegister(comm, ptr_, bytes_, &reg_handle_), "sclCommRegister");
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   reg_comm_ = comm;
   return took.count();
@@ -59,47 +59,47 @@ Bench::Bench(const Options& options, sclComm_t comm, int nranks, int rank, int v
       nranks_(nranks),
       rank_(rank),
       version_(version),
-      sizes_(SizeSteps(options)),
-      send_(LargestSize(sizes_), options.mem),
-      recv_(LargestSize(sizes_), options.mem),
+      sizes_(size_steps(options)),
+      send_(largest_size(sizes_), options.mem),
+      recv_(largest_size(sizes_), options.mem),
       stats_((static_cast<size_t>(options.repeats) + 1) * sizeof(double), MemKind::kHeap) {
-  std::memset(send_.data(), 0, LargestSize(sizes_));
-  std::memset(recv_.data(), 0, LargestSize(sizes_));
-  if (EffectiveMode(options) == Mode::kCma) MeasureRegistration();
+  std::memset(send_.data(), 0, largest_size(sizes_));
+  std::memset(recv_.data(), 0, largest_size(sizes_));
+  if (effective_mode(options) == Mode::kCma) measure_registration();
 }
 
 // Registers both buffers (new ranges), then times registering the send buffer's range again and
 // again (cache hits: a reference each) and dropping those references.
-void Bench::MeasureRegistration() {
+void Bench::measure_registration() {
   constexpr int kCached = 1000;
   registration_.buffers = 2;
-  registration_.bytes = LargestSize(sizes_);
-  registration_.first_us = (send_.Register(comm_) + recv_.Register(comm_)) / 2 * 1e6;
+  registration_.bytes = largest_size(sizes_);
+  registration_.first_us = (send_.register_on(comm_) + recv_.register_on(comm_)) / 2 * 1e6;
   std::vector<void*> handles(kCached);
   auto start = std::chrono::steady_clock::now();
   for (void*& h : handles)
-    Require(sclCommRegister(comm_, send_.data(), registration_.bytes, &h), "sclCommRegister");
+    require(sclCommRegister(comm_, send_.data(), registration_.bytes, &h), "sclCommRegister");
   auto mid = std::chrono::steady_clock::now();
-  for (void* h : handles) Require(sclCommDeregister(comm_, h), "sclCommDeregister");
+  for (void* h : handles) require(sclCommDeregister(comm_, h), "sclCommDeregister");
   auto end = std::chrono::steady_clock::now();
   registration_.cached_us =
       std::chrono::duration<double, std::micro>(mid - start).count() / kCached;
   registration_.release_us = std::chrono::duration<double, std::micro>(end - mid).count() / kCached;
 }
 
-void Bench::Run(const Collective& collective, Report& report) {
-  report.BeginTable({collective.name, nranks_, MemKindName(options_.mem),
-                     ModeName(EffectiveMode(options_)), options_.iters, options_.warmup,
-                     options_.check, options_.repeats, version_});
+void Bench::run(const Collective& collective, Report& report) {
+  report.begin_table({collective.name, nranks_, mem_kind_name(options_.mem),
+                      mode_name(effective_mode(options_)), options_.iters, options_.warmup,
+                      options_.check, options_.repeats, version_});
   // Operations only matter to reductions; the others run once per type under a dummy op.
   const std::vector<sclRedOp_t> ops =
       collective.reduces ? options_.ops : std::vector<sclRedOp_t>{sclSum};
 
   for (sclDataType_t type : options_.types) {
-    const size_t type_size = TypeSize(type);
+    const size_t elem_size = type_size(type);
     std::vector<size_t> counts;
     for (size_t bytes : sizes_) {
-      if (size_t count = ElementCount(collective, bytes, type_size, nranks_); count > 0) {
+      if (size_t count = element_count(collective, bytes, elem_size, nranks_); count > 0) {
         counts.push_back(count);
       }
     }
@@ -110,35 +110,35 @@ void Bench::Run(const Collective& collective, Report& report) {
     for (sclRedOp_t op : ops) {
       for (size_t count : counts) {
         Row row{};
-        row.bytes = count * type_size;
+        row.bytes = count * elem_size;
         row.count = count;
         row.type = type;
         if (collective.reduces) row.op = op;
         row.root = collective.rooted ? options_.root : -1;
         row.bus_factor = collective.bus_factor(nranks_);
-        row.out_of_place = Measure(collective, type, op, count, /*in_place=*/false);
+        row.out_of_place = measure(collective, type, op, count, /*in_place=*/false);
         if (collective.has_in_place) {
-          row.in_place = Measure(collective, type, op, count, /*in_place=*/true);
+          row.in_place = measure(collective, type, op, count, /*in_place=*/true);
         }
-        report.AddRow(row);
+        report.add_row(row);
       }
     }
   }
-  report.EndTable();
+  report.end_table();
 }
 
-Measurement Bench::Measure(const Collective& collective, sclDataType_t type, sclRedOp_t op,
+Measurement Bench::measure(const Collective& collective, sclDataType_t type, sclRedOp_t op,
                            size_t count, bool in_place) {
   const Placement placement{count, nranks_, rank_, options_.root};
   const Geometry geometry = collective.geometry(placement);
-  const size_t type_size = TypeSize(type);
+  const size_t elem_size = type_size(type);
 
   LaunchArgs args{send_.data(), recv_.data(), placement, type, op, comm_};
   void* input = send_.data();
   if (in_place) {
-    char* input_at = recv_.data() + geometry.in_place_input * type_size;
+    char* input_at = recv_.data() + geometry.in_place_input * elem_size;
     args.send = input_at;
-    args.recv = recv_.data() + geometry.in_place_output * type_size;
+    args.recv = recv_.data() + geometry.in_place_output * elem_size;
     input = input_at;
   }
 
@@ -146,48 +146,48 @@ Measurement Bench::Measure(const Collective& collective, sclDataType_t type, scl
   m.measured = true;
   if (options_.check) {
     // The sentinel goes first: in place, the input may lie inside the output.
-    const ValueScheme scheme = SchemeFor(collective, op);
-    FillSentinel(args.recv, geometry.output_elems, type);
-    FillInput(input, geometry.input_elems, type, scheme, nranks_, rank_);
-    Launch(collective, args);
-    m.wrong = SumOverRanks(
-        CountWrong(args.recv, geometry.output_elems, type, op, scheme, collective, placement));
+    const ValueScheme scheme = scheme_for(collective, op);
+    fill_sentinel(args.recv, geometry.output_elems, type);
+    fill_input(input, geometry.input_elems, type, scheme, nranks_, rank_);
+    launch(collective, args);
+    m.wrong = sum_over_ranks(
+        count_wrong(args.recv, geometry.output_elems, type, op, scheme, collective, placement));
   }
 
-  for (int i = 0; i < options_.warmup; ++i) Launch(collective, args);
+  for (int i = 0; i < options_.warmup; ++i) launch(collective, args);
 
   std::vector<double> local_us;
   for (int repeat = 0; repeat < options_.repeats; ++repeat) {
     // Lined up by the barrier, the ranks start together and the slowest one sets the time.
-    Require(sclBarrier(comm_, nullptr), "sclBarrier");
+    require(sclBarrier(comm_, nullptr), "sclBarrier");
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < options_.iters; ++i) Launch(collective, args);
+    for (int i = 0; i < options_.iters; ++i) launch(collective, args);
     const std::chrono::duration<double, std::micro> elapsed =
         std::chrono::steady_clock::now() - start;
     local_us.push_back(elapsed.count() / options_.iters);
   }
-  const Percentiles times = SlowestPercentiles(local_us);
+  const Percentiles times = slowest_percentiles(local_us);
   m.time_us = times.median;
   m.p99_us = times.p99;
   return m;
 }
 
-void Bench::Launch(const Collective& collective, const LaunchArgs& args) {
+void Bench::launch(const Collective& collective, const LaunchArgs& args) {
   const LaunchResult result = collective.launch(args);
-  Require(result.result, result.call);
+  require(result.result, result.call);
 }
 
-uint64_t Bench::SumOverRanks(uint64_t local) {
+uint64_t Bench::sum_over_ranks(uint64_t local) {
   auto* slot = reinterpret_cast<uint64_t*>(stats_.data());
   *slot = local;
-  Require(sclAllReduce(slot, slot, 1, sclUint64, sclSum, comm_, nullptr), "sclAllReduce");
+  require(sclAllReduce(slot, slot, 1, sclUint64, sclSum, comm_, nullptr), "sclAllReduce");
   return *slot;
 }
 
-Bench::Percentiles Bench::SlowestPercentiles(const std::vector<double>& local_us) {
+Bench::Percentiles Bench::slowest_percentiles(const std::vector<double>& local_us) {
   auto* slots = reinterpret_cast<double*>(stats_.data());
   std::copy(local_us.begin(), local_us.end(), slots);
-  Require(sclAllReduce(slots, slots, local_us.size(), sclFloat64, sclMax, comm_, nullptr),
+  require(sclAllReduce(slots, slots, local_us.size(), sclFloat64, sclMax, comm_, nullptr),
           "sclAllReduce");
   std::vector<double> slowest(slots, slots + local_us.size());
   std::sort(slowest.begin(), slowest.end());

@@ -19,7 +19,7 @@ class Buffer {
   ~Buffer();
   // Registers the buffer on `comm` (sclCommRegister) until destruction; returns the seconds
   // the call took. Throws LibraryError.
-  double Register(sclComm_t comm);
+  double register_on(sclComm_t comm);
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
@@ -50,23 +50,23 @@ class Bench {
 
   // Measures every row of one collective (every type, op and size) into one table of
   // `report`. Every rank calls it; throws LibraryError.
-  void Run(const Collective& collective, Report& report);
+  void run(const Collective& collective, Report& report);
 
   // Zero unless the run registers its buffers (mode cma).
   const RegistrationCost& registration_cost() const { return registration_; }
 
  private:
-  void MeasureRegistration();
-  Measurement Measure(const Collective& collective, sclDataType_t type, sclRedOp_t op, size_t count,
+  void measure_registration();
+  Measurement measure(const Collective& collective, sclDataType_t type, sclRedOp_t op, size_t count,
                       bool in_place);
-  void Launch(const Collective& collective, const LaunchArgs& args);
-  uint64_t SumOverRanks(uint64_t local);
+  void launch(const Collective& collective, const LaunchArgs& args);
+  uint64_t sum_over_ranks(uint64_t local);
   struct Percentiles {
     double median;
     double p99;
   };
   // The slowest rank's time of each repeat, then the median and the p99 of those.
-  Percentiles SlowestPercentiles(const std::vector<double>& local_us);
+  Percentiles slowest_percentiles(const std::vector<double>& local_us);
 
   const Options& options_;
   sclComm_t comm_;

@@ -32,20 +32,20 @@ namespace stratacl::bench {
 enum class ValueScheme { kMove, kSum, kProd, kMinMax };
 
 // The scheme a collective's inputs follow under reduction operation `op`.
-ValueScheme SchemeFor(const Collective& collective, sclRedOp_t op);
+ValueScheme scheme_for(const Collective& collective, sclRedOp_t op);
 
 // Writes the first `elems` input elements of `rank`.
-void FillInput(void* dst, size_t elems, sclDataType_t type, ValueScheme scheme, int nranks,
-               int rank);
+void fill_input(void* dst, size_t elems, sclDataType_t type, ValueScheme scheme, int nranks,
+                int rank);
 
 // Fills an output region with a value no correct output can hold (0xAB bytes for integers,
 // all-ones bytes, a NaN, for floating-point types), so unwritten elements count as wrong.
-void FillSentinel(void* dst, size_t elems, sclDataType_t type);
+void fill_sentinel(void* dst, size_t elems, sclDataType_t type);
 
 // Counts the elements of this rank's output `out` (geometry().output_elems of them) that
 // differ from the expected values.
-uint64_t CountWrong(const void* out, size_t elems, sclDataType_t type, sclRedOp_t op,
-                    ValueScheme scheme, const Collective& collective, const Placement& placement);
+uint64_t count_wrong(const void* out, size_t elems, sclDataType_t type, sclRedOp_t op,
+                     ValueScheme scheme, const Collective& collective, const Placement& placement);
 
 }  // namespace stratacl::bench
 

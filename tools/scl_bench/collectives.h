@@ -65,14 +65,14 @@ struct Collective {
 };
 
 // Every collective, in the order `all` runs them.
-std::span<const Collective> AllCollectives();
+std::span<const Collective> all_collectives();
 
 // nullptr when `name` is not a collective.
-const Collective* FindCollective(std::string_view name);
+const Collective* find_collective(std::string_view name);
 
 // The row's element count for a size in bytes, rounded down to a multiple of the rank count
 // when the collective splits its buffer (as nccl-tests does).
-size_t ElementCount(const Collective& collective, size_t bytes, size_t type_size, int nranks);
+size_t element_count(const Collective& collective, size_t bytes, size_t elem_size, int nranks);
 
 }  // namespace stratacl::bench
 

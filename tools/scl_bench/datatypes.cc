@@ -40,7 +40,7 @@ constexpr std::array<OpEntry, 5> kOps = {{
     {sclAvg, "avg"},
 }};
 
-const TypeEntry* FindType(sclDataType_t type) {
+const TypeEntry* find_type(sclDataType_t type) {
   for (const TypeEntry& entry : kTypes) {
     if (entry.type == type) return &entry;
   }
@@ -49,31 +49,31 @@ const TypeEntry* FindType(sclDataType_t type) {
 
 }  // namespace
 
-size_t TypeSize(sclDataType_t type) {
-  const TypeEntry* entry = FindType(type);
+size_t type_size(sclDataType_t type) {
+  const TypeEntry* entry = find_type(type);
   return entry != nullptr ? entry->size : 0;
 }
 
-std::string_view TypeName(sclDataType_t type) {
-  const TypeEntry* entry = FindType(type);
+std::string_view type_name(sclDataType_t type) {
+  const TypeEntry* entry = find_type(type);
   return entry != nullptr ? entry->name : "?";
 }
 
-std::optional<sclDataType_t> ParseType(std::string_view name) {
+std::optional<sclDataType_t> parse_type(std::string_view name) {
   for (const TypeEntry& entry : kTypes) {
     if (name == entry.name || (!entry.alias.empty() && name == entry.alias)) return entry.type;
   }
   return std::nullopt;
 }
 
-std::string_view OpName(sclRedOp_t op) {
+std::string_view op_name(sclRedOp_t op) {
   for (const OpEntry& entry : kOps) {
     if (entry.op == op) return entry.name;
   }
   return "?";
 }
 
-std::optional<sclRedOp_t> ParseOp(std::string_view name) {
+std::optional<sclRedOp_t> parse_op(std::string_view name) {
   for (const OpEntry& entry : kOps) {
     if (name == entry.name) return entry.op;
   }

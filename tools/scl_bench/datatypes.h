@@ -19,16 +19,16 @@ inline constexpr sclDataType_t kAllTypes[] = {
 inline constexpr sclRedOp_t kAllOps[] = {sclSum, sclProd, sclMax, sclMin, sclAvg};
 
 // Bytes per element.
-size_t TypeSize(sclDataType_t type);
+size_t type_size(sclDataType_t type);
 
 // The name printed in the `type` column (nccl-tests spelling where one exists).
-std::string_view TypeName(sclDataType_t type);
+std::string_view type_name(sclDataType_t type);
 
 // Accepts the printed names plus the aliases float16, float32 and float64.
-std::optional<sclDataType_t> ParseType(std::string_view name);
+std::optional<sclDataType_t> parse_type(std::string_view name);
 
-std::string_view OpName(sclRedOp_t op);
-std::optional<sclRedOp_t> ParseOp(std::string_view name);
+std::string_view op_name(sclRedOp_t op);
+std::optional<sclRedOp_t> parse_op(std::string_view name);
 
 }  // namespace stratacl::bench
 

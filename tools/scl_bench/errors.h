@@ -28,7 +28,7 @@ class LibraryError : public std::exception {
   std::string detail_;
 };
 
-inline void Require(sclResult_t result, const char* call) {
+inline void require(sclResult_t result, const char* call) {
   if (result != sclSuccess) throw LibraryError(result, call);
 }
 

@@ -23,36 +23,36 @@ constexpr int kExitFailure = 3;
 
 // What the outputs say about the run. Rank 0 measures the memcpy bandwidth while the other
 // ranks wait in a barrier, before any buffer of the benchmark exists.
-RunInfo DescribeRun(const Options& options, sclComm_t comm, int nranks, int rank, int version) {
+RunInfo describe_run(const Options& options, sclComm_t comm, int nranks, int rank, int version) {
   RunInfo info;
   info.version = version;
   info.nranks = nranks;
-  info.mem = std::string(MemKindName(options.mem));
-  info.mode = std::string(ModeName(EffectiveMode(options)));
+  info.mem = std::string(mem_kind_name(options.mem));
+  info.mode = std::string(mode_name(effective_mode(options)));
   info.iters = options.iters;
   info.warmup = options.warmup;
   info.repeats = options.repeats;
   info.check = options.check;
   if (rank == 0) {
-    info.host = HostName();
-    info.isa = ReductionIsa();
-    info.memcpy_gbs = MeasureMemcpyGBs();
+    info.host = host_name();
+    info.isa = reduction_isa();
+    info.memcpy_gbs = measure_memcpy_gbs();
   }
-  Require(sclBarrier(comm, nullptr), "sclBarrier");
+  require(sclBarrier(comm, nullptr), "sclBarrier");
   return info;
 }
 
 // Runs the requested collectives; every rank returns the same status.
-int RunAll(const Options& options, sclComm_t comm, int nranks, int rank, int version) {
-  Report report(/*print=*/rank == 0, DescribeRun(options, comm, nranks, rank, version));
-  report.PrintRunHeader();
+int run_all(const Options& options, sclComm_t comm, int nranks, int rank, int version) {
+  Report report(/*print=*/rank == 0, describe_run(options, comm, nranks, rank, version));
+  report.print_run_header();
   Bench bench(options, comm, nranks, rank, version);
   if (const RegistrationCost& reg = bench.registration_cost(); reg.buffers > 0)
-    report.NoteRegistration(reg.first_us, reg.cached_us, reg.release_us, reg.bytes);
-  const std::vector<std::string> names = SelectedCollectives(options);
-  for (const std::string& name : names) bench.Run(*FindCollective(name), report);
-  if (names.size() > 1) report.PrintOverall();
-  if (std::string error = report.WriteFiles(options.csv_path, options.json_path); !error.empty()) {
+    report.note_registration(reg.first_us, reg.cached_us, reg.release_us, reg.bytes);
+  const std::vector<std::string> names = selected_collectives(options);
+  for (const std::string& name : names) bench.run(*find_collective(name), report);
+  if (names.size() > 1) report.print_overall();
+  if (std::string error = report.write_files(options.csv_path, options.json_path); !error.empty()) {
     // Only rank 0 writes files; its exit status fails the job.
     std::fprintf(stderr, "scl-bench: %s\n", error.c_str());
     return kExitFailure;
@@ -61,10 +61,10 @@ int RunAll(const Options& options, sclComm_t comm, int nranks, int rank, int ver
   return report.total_wrong() == 0 ? kExitOk : kExitWrong;
 }
 
-int Main(int argc, char** argv) {
-  const ParseResult parsed = ParseOptions(argc, argv);
+int run_main(int argc, char** argv) {
+  const ParseResult parsed = parse_options(argc, argv);
   if (parsed.status == ParseResult::Status::kHelp) {
-    std::fputs(UsageText().c_str(), stdout);
+    std::fputs(usage_text().c_str(), stdout);
     return kExitOk;
   }
   if (parsed.status == ParseResult::Status::kError) {
@@ -76,11 +76,11 @@ int Main(int argc, char** argv) {
 
   sclComm_t comm = nullptr;
   try {
-    Require(sclCommInitFromEnv(&comm), "sclCommInitFromEnv");
+    require(sclCommInitFromEnv(&comm), "sclCommInitFromEnv");
     int nranks = 0, rank = 0, version = 0;
-    Require(sclCommCount(comm, &nranks), "sclCommCount");
-    Require(sclCommUserRank(comm, &rank), "sclCommUserRank");
-    Require(sclGetVersion(&version), "sclGetVersion");
+    require(sclCommCount(comm, &nranks), "sclCommCount");
+    require(sclCommUserRank(comm, &rank), "sclCommUserRank");
+    require(sclGetVersion(&version), "sclGetVersion");
 
     int status = kExitOk;
     if (options.root >= nranks) {
@@ -90,13 +90,13 @@ int Main(int argc, char** argv) {
       }
       status = kExitUsage;
     } else {
-      status = RunAll(options, comm, nranks, rank, version);
+      status = run_all(options, comm, nranks, rank, version);
     }
 
     // Once destroyed the communicator is gone, so a failure is reported as the thread's.
     sclComm_t done = comm;
     comm = nullptr;
-    Require(sclCommDestroy(done), "sclCommDestroy");
+    require(sclCommDestroy(done), "sclCommDestroy");
     return status;
   } catch (const LibraryError& error) {
     const char* detail = error.detail().empty() ? sclGetLastError(comm) : error.detail().c_str();
@@ -115,4 +115,4 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace stratacl::bench
 
-int main(int argc, char** argv) { return stratacl::bench::Main(argc, argv); }
+int main(int argc, char** argv) { return stratacl::bench::run_main(argc, argv); }

@@ -29,14 +29,14 @@ constexpr Flag kFlags[] = {
     {'C', "csv", true}, {'J', "json", true},   {'M', "mode", true}, {'h', "help"},
 };
 
-std::optional<char> LookUpLong(std::string_view name) {
+std::optional<char> look_up_long(std::string_view name) {
   for (const Flag& flag : kFlags) {
     if (flag.long_name == name) return flag.short_name;
   }
   return std::nullopt;
 }
 
-bool IsShortFlag(char c) {
+bool is_short_flag(char c) {
   for (const Flag& flag : kFlags) {
     // --mem, --mode, --csv and --json have no short spelling; their letters are internal keys.
     if (flag.short_name == c && !flag.long_only) return true;
@@ -45,30 +45,30 @@ bool IsShortFlag(char c) {
 }
 
 // A decimal number with an optional K, M or G suffix (powers of 1024), not negative.
-std::optional<size_t> ParseSize(std::string_view text) {
+std::optional<size_t> parse_size(std::string_view text) {
   const std::string copy(text);  // scl_parse_byte_size reads a NUL-terminated string
   long long value = 0;
   if (scl_parse_byte_size(copy.c_str(), &value) != 0 || value < 0) return std::nullopt;
   return size_t(value);
 }
 
-std::optional<long long> ParseInteger(std::string_view text) {
+std::optional<long long> parse_integer(std::string_view text) {
   long long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
 }
 
-std::string CollectiveNames() {
+std::string collective_names() {
   std::string names;
-  for (const Collective& collective : AllCollectives()) {
+  for (const Collective& collective : all_collectives()) {
     names += std::string(collective.name) + ", ";
   }
   return names + "all";
 }
 
 // The items of a comma-separated list; empty items are kept, so that "a,,b" is refused.
-std::vector<std::string> SplitList(std::string_view text) {
+std::vector<std::string> split_list(std::string_view text) {
   std::vector<std::string> items;
   for (;;) {
     const size_t comma = text.find(',');
@@ -80,9 +80,10 @@ std::vector<std::string> SplitList(std::string_view text) {
 
 // Parses one option value into `options`; returns an error message or an empty string.
 // `flag` is the option as the user spelled it, for the message.
-std::string ApplyOption(char key, std::string_view flag, std::string_view value, Options& options) {
+std::string apply_option(char key, std::string_view flag, std::string_view value,
+                         Options& options) {
   auto integer_in = [&](long long low, long long high, int& out) -> std::string {
-    std::optional<long long> parsed = ParseInteger(value);
+    std::optional<long long> parsed = parse_integer(value);
     if (!parsed || *parsed < low || *parsed > high) {
       return "option " + std::string(flag) + ": '" + std::string(value) +
              "' is not an integer in [" + std::to_string(low) + ", " + std::to_string(high) + "]";
@@ -96,7 +97,7 @@ std::string ApplyOption(char key, std::string_view flag, std::string_view value,
     case 'b':
     case 'e':
     case 'i': {
-      std::optional<size_t> size = ParseSize(value);
+      std::optional<size_t> size = parse_size(value);
       if (!size) {
         return "option " + std::string(flag) + ": '" + std::string(value) +
                "' is not a size (a number with an optional K, M or G suffix)";
@@ -136,7 +137,7 @@ std::string ApplyOption(char key, std::string_view flag, std::string_view value,
         options.types.assign(std::begin(kAllTypes), std::end(kAllTypes));
         return "";
       }
-      std::optional<sclDataType_t> type = ParseType(value);
+      std::optional<sclDataType_t> type = parse_type(value);
       if (!type) {
         return "option " + std::string(flag) + ": unknown type '" + std::string(value) +
                "' (int8 uint8 int32 uint32 int64 uint64 float16/half float32/float "
@@ -150,7 +151,7 @@ std::string ApplyOption(char key, std::string_view flag, std::string_view value,
         options.ops.assign(std::begin(kAllOps), std::end(kAllOps));
         return "";
       }
-      std::optional<sclRedOp_t> op = ParseOp(value);
+      std::optional<sclRedOp_t> op = parse_op(value);
       if (!op) {
         return "option " + std::string(flag) + ": unknown operation '" + std::string(value) +
                "' (sum prod max min avg all)";
@@ -170,7 +171,7 @@ std::string ApplyOption(char key, std::string_view flag, std::string_view value,
       return "";
     case 'M': {
       for (Mode mode : {Mode::kAuto, Mode::kZeroCopy, Mode::kStaged, Mode::kCma}) {
-        if (value == ModeName(mode)) {
+        if (value == mode_name(mode)) {
           options.mode = mode;
           return "";
         }
@@ -188,7 +189,7 @@ std::string ApplyOption(char key, std::string_view flag, std::string_view value,
   }
 }
 
-ParseResult Error(std::string message) {
+ParseResult parse_error(std::string message) {
   ParseResult result;
   result.status = ParseResult::Status::kError;
   result.error = std::move(message);
@@ -197,9 +198,9 @@ ParseResult Error(std::string message) {
 
 }  // namespace
 
-std::string_view MemKindName(MemKind kind) { return kind == MemKind::kHeap ? "heap" : "malloc"; }
+std::string_view mem_kind_name(MemKind kind) { return kind == MemKind::kHeap ? "heap" : "malloc"; }
 
-std::string_view ModeName(Mode mode) {
+std::string_view mode_name(Mode mode) {
   switch (mode) {
     case Mode::kZeroCopy:
       return "zerocopy";
@@ -212,12 +213,12 @@ std::string_view ModeName(Mode mode) {
   }
 }
 
-Mode EffectiveMode(const Options& options) {
+Mode effective_mode(const Options& options) {
   if (options.mode != Mode::kAuto) return options.mode;
   return options.mem == MemKind::kHeap ? Mode::kZeroCopy : Mode::kStaged;
 }
 
-ParseResult ParseOptions(int argc, const char* const* argv) {
+ParseResult parse_options(int argc, const char* const* argv) {
   ParseResult result;
   Options& options = result.options;
   bool got_min = false, got_max = false, got_factor = false, got_step = false;
@@ -226,13 +227,13 @@ ParseResult ParseOptions(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg.size() < 2 || arg[0] != '-') {
-      if (got_collective) return Error("unexpected argument '" + std::string(arg) + "'");
+      if (got_collective) return parse_error("unexpected argument '" + std::string(arg) + "'");
       if (arg != "all") {
         // A comma-separated list runs those collectives, in that order.
-        for (const std::string& name : SplitList(arg)) {
-          if (FindCollective(name) == nullptr) {
-            return Error("unknown collective '" + name + "' (one of " + CollectiveNames() +
-                         ", or a comma-separated list)");
+        for (const std::string& name : split_list(arg)) {
+          if (find_collective(name) == nullptr) {
+            return parse_error("unknown collective '" + name + "' (one of " + collective_names() +
+                               ", or a comma-separated list)");
           }
         }
       }
@@ -251,14 +252,14 @@ ParseResult ParseOptions(int argc, const char* const* argv) {
         inline_value = name.substr(eq + 1);
         name = name.substr(0, eq);
       }
-      std::optional<char> found = LookUpLong(name);
+      std::optional<char> found = look_up_long(name);
       flag = arg.substr(0, 2 + name.size());
-      if (!found) return Error("unknown option '" + std::string(flag) + "'");
+      if (!found) return parse_error("unknown option '" + std::string(flag) + "'");
       key = *found;
     } else {
       key = arg[1];
       flag = arg.substr(0, 2);
-      if (!IsShortFlag(key)) return Error("unknown option '" + std::string(flag) + "'");
+      if (!is_short_flag(key)) return parse_error("unknown option '" + std::string(flag) + "'");
       if (arg.size() > 2) inline_value = arg.substr(2);
     }
 
@@ -272,10 +273,10 @@ ParseResult ParseOptions(int argc, const char* const* argv) {
     } else if (i + 1 < argc) {
       value = argv[++i];
     } else {
-      return Error("option " + std::string(flag) + " needs a value");
+      return parse_error("option " + std::string(flag) + " needs a value");
     }
-    if (std::string error = ApplyOption(key, flag, value, options); !error.empty()) {
-      return Error(error);
+    if (std::string error = apply_option(key, flag, value, options); !error.empty()) {
+      return parse_error(error);
     }
     got_min |= key == 'b';
     got_max |= key == 'e';
@@ -284,27 +285,27 @@ ParseResult ParseOptions(int argc, const char* const* argv) {
     got_mem |= key == 'm';
   }
 
-  if (!got_collective) return Error("missing collective (one of " + CollectiveNames() + ")");
+  if (!got_collective) return parse_error("missing collective (one of " + collective_names() + ")");
 
   // A mode fixes the memory kind; an explicit --mem must agree with it.
   if (options.mode != Mode::kAuto) {
     const MemKind needed = options.mode == Mode::kZeroCopy ? MemKind::kHeap : MemKind::kMalloc;
     if (got_mem && options.mem != needed) {
-      return Error("option --mode " + std::string(ModeName(options.mode)) + " needs --mem " +
-                   std::string(MemKindName(needed)) + ", not --mem " +
-                   std::string(MemKindName(options.mem)));
+      return parse_error("option --mode " + std::string(mode_name(options.mode)) + " needs --mem " +
+                         std::string(mem_kind_name(needed)) + ", not --mem " +
+                         std::string(mem_kind_name(options.mem)));
     }
     options.mem = needed;
   }
 
   // -i selects additive steps; "-f 1 -i N" (the nccl-tests spelling) is accepted too.
   if (got_step && got_factor && options.step_factor > 1) {
-    return Error("options -f and -i are mutually exclusive");
+    return parse_error("options -f and -i are mutually exclusive");
   }
   if (!got_step) {
     options.step_bytes = 0;
     if (options.step_factor < 2) {
-      return Error("option -f: step factor must be at least 2 (use -i for additive steps)");
+      return parse_error("option -f: step factor must be at least 2 (use -i for additive steps)");
     }
   }
 
@@ -312,25 +313,25 @@ ParseResult ParseOptions(int argc, const char* const* argv) {
   if (got_max && !got_min) options.min_bytes = std::min(kDefaultBytes, options.max_bytes);
   if (got_min && !got_max) options.max_bytes = std::max(kDefaultBytes, options.min_bytes);
   if (options.min_bytes > options.max_bytes) {
-    return Error("option -b: minimum size " + std::to_string(options.min_bytes) +
-                 " exceeds maximum size " + std::to_string(options.max_bytes) + " (-e)");
+    return parse_error("option -b: minimum size " + std::to_string(options.min_bytes) +
+                       " exceeds maximum size " + std::to_string(options.max_bytes) + " (-e)");
   }
   if (options.step_bytes == 0 && options.min_bytes == 0) {
-    return Error("option -b: minimum size must be at least 1 with multiplicative steps");
+    return parse_error("option -b: minimum size must be at least 1 with multiplicative steps");
   }
   return result;
 }
 
-std::vector<std::string> SelectedCollectives(const Options& options) {
-  if (options.collective != "all") return SplitList(options.collective);
+std::vector<std::string> selected_collectives(const Options& options) {
+  if (options.collective != "all") return split_list(options.collective);
   std::vector<std::string> names;
-  for (const Collective& collective : AllCollectives()) names.emplace_back(collective.name);
+  for (const Collective& collective : all_collectives()) names.emplace_back(collective.name);
   return names;
 }
 
-std::string UsageText() {
+std::string usage_text() {
   std::string text = "usage: scl-bench <collective>[,<collective>...] [options]\n  collective: ";
-  text += CollectiveNames();
+  text += collective_names();
   text +=
       "\n"
       "  run under a launcher, e.g.: stratarun -n 4 scl-bench all -b 8 -e 64M -f 4 -c 1\n"
@@ -365,7 +366,7 @@ std::string UsageText() {
   return text;
 }
 
-std::vector<size_t> SizeSteps(const Options& options) {
+std::vector<size_t> size_steps(const Options& options) {
   std::vector<size_t> sizes;
   for (size_t size = options.min_bytes;;) {
     sizes.push_back(size);

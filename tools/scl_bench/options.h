@@ -17,7 +17,7 @@ enum class MemKind {
   kMalloc,  // posix_memalign: foreign memory, staged (or read with CMA once registered)
 };
 
-std::string_view MemKindName(MemKind kind);
+std::string_view mem_kind_name(MemKind kind);
 
 // The memory regime measured (the paper's comparison): which buffers, and how peers reach them.
 enum class Mode {
@@ -46,9 +46,9 @@ struct Options {
   std::string json_path;  // --json: the same rows and the run header as one JSON object
 };
 
-std::string_view ModeName(Mode mode);
+std::string_view mode_name(Mode mode);
 // The regime a run really measures: auto resolves by the memory kind.
-Mode EffectiveMode(const Options& options);
+Mode effective_mode(const Options& options);
 
 struct ParseResult {
   enum class Status { kRun, kHelp, kError };
@@ -57,16 +57,16 @@ struct ParseResult {
   std::string error;  // names the offending option when status == kError
 };
 
-ParseResult ParseOptions(int argc, const char* const* argv);
+ParseResult parse_options(int argc, const char* const* argv);
 
-std::string UsageText();
+std::string usage_text();
 
 // The collective names of options.collective, in the order to run them ("all" expands to every
-// collective). Every name is known once ParseOptions has accepted the options.
-std::vector<std::string> SelectedCollectives(const Options& options);
+// collective). Every name is known once parse_options has accepted the options.
+std::vector<std::string> selected_collectives(const Options& options);
 
 // The byte sizes of the rows, in the order they run; never empty for parsed options.
-std::vector<size_t> SizeSteps(const Options& options);
+std::vector<size_t> size_steps(const Options& options);
 
 }  // namespace stratacl::bench
 

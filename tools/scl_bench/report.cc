@@ -21,7 +21,7 @@ constexpr std::array<int, 13> kWidths = {12, 14, 10, 8, 8, 9, 8, 8, 7, 9, 8, 8, 
 constexpr size_t kOutOfPlaceLabelAt = 63;
 constexpr size_t kInPlaceLabelAt = 98;
 
-void PrintLine(std::string line) {
+void print_line(std::string line) {
   while (!line.empty() && line.back() == ' ') line.pop_back();
   std::printf("%s\n", line.c_str());
 }
@@ -29,21 +29,22 @@ void PrintLine(std::string line) {
 // Width of each p99 column, appended after the nccl-tests columns when there are repeats.
 constexpr int kP99Width = 10;
 
-std::string RightAligned(const std::string& cell, int width) {
+std::string right_aligned(const std::string& cell, int width) {
   return std::string(width - std::min<size_t>(cell.size(), width), ' ') + cell;
 }
 
 // A heading line: cells right-aligned in their columns, '#' in the first position; `extra`
 // cells go in p99 columns after them.
-void PrintHeading(const std::array<const char*, 13>& cells, const std::vector<const char*>& extra) {
+void print_heading(const std::array<const char*, 13>& cells,
+                   const std::vector<const char*>& extra) {
   std::string line;
-  for (size_t i = 0; i < cells.size(); ++i) line += RightAligned(cells[i], kWidths[i]);
-  for (const char* cell : extra) line += RightAligned(cell, kP99Width);
+  for (size_t i = 0; i < cells.size(); ++i) line += right_aligned(cells[i], kWidths[i]);
+  for (const char* cell : extra) line += right_aligned(cell, kP99Width);
   line[0] = '#';
-  PrintLine(line);
+  print_line(line);
 }
 
-std::string FormatTime(double us) {
+std::string format_time(double us) {
   char text[32];
   // Fewer decimals as the time grows keep the column at seven characters (nccl-tests' rule).
   const char* format = us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f";
@@ -51,16 +52,16 @@ std::string FormatTime(double us) {
   return text;
 }
 
-double AlgBandwidth(size_t bytes, double time_us) {
+double alg_bandwidth(size_t bytes, double time_us) {
   return time_us > 0 ? static_cast<double>(bytes) / time_us / 1e3 : 0.0;  // GB/s (1e9 bytes)
 }
 
-std::string FormatP99(const Measurement& m) {
-  return RightAligned(m.measured ? FormatTime(m.p99_us) : "N/A", kP99Width);
+std::string format_p99(const Measurement& m) {
+  return right_aligned(m.measured ? format_time(m.p99_us) : "N/A", kP99Width);
 }
 
 // Text safe inside a JSON string.
-std::string JsonEscaped(const std::string& text) {
+std::string json_escaped(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {
     if (c == '"' || c == '\\') {
@@ -78,21 +79,21 @@ std::string JsonEscaped(const std::string& text) {
 }
 
 // Text safe as one CSV field (quoted when it holds a separator, quote or line break).
-std::string CsvField(const std::string& text) {
+std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string out = "\"";
   for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
 
-std::string Number(double value, const char* format) {
+std::string number(double value, const char* format) {
   char text[64];
   std::snprintf(text, sizeof(text), format, value);
   return text;
 }
 
 // " key=value key=value" (numbers) as JSON members: ", \"key\": value, ...".
-std::string JsonRegistration(const std::string& pairs) {
+std::string json_registration(const std::string& pairs) {
   std::istringstream in(pairs);
   std::string out, pair;
   while (in >> pair) {
@@ -102,34 +103,34 @@ std::string JsonRegistration(const std::string& pairs) {
   return out;
 }
 
-std::string FormatGroup(const Measurement& m, size_t bytes, double bus_factor) {
+std::string format_group(const Measurement& m, size_t bytes, double bus_factor) {
   char text[96];
   if (!m.measured) {
     std::snprintf(text, sizeof(text), "  %7s  %6s  %6s  %5s", "N/A", "N/A", "N/A", "N/A");
     return text;
   }
-  const double algbw = AlgBandwidth(bytes, m.time_us);
+  const double algbw = alg_bandwidth(bytes, m.time_us);
   std::string wrong = m.wrong ? std::to_string(*m.wrong) : "N/A";
-  std::snprintf(text, sizeof(text), "  %s  %6.2f  %6.2f  %5s", FormatTime(m.time_us).c_str(), algbw,
-                algbw * bus_factor, wrong.c_str());
+  std::snprintf(text, sizeof(text), "  %s  %6.2f  %6.2f  %5s", format_time(m.time_us).c_str(),
+                algbw, algbw * bus_factor, wrong.c_str());
   return text;
 }
 
 }  // namespace
 
-void Report::PrintRunHeader() const {
+void Report::print_run_header() const {
   if (!print_) return;
   std::printf("# StrataCL %s  ranks %d  host %s  isa %s  memcpy_gbs %.2f\n",
-              VersionString(info_.version).c_str(), info_.nranks, info_.host.c_str(),
+              version_string(info_.version).c_str(), info_.nranks, info_.host.c_str(),
               info_.isa.c_str(), info_.memcpy_gbs);
   std::fflush(stdout);
 }
 
-void Report::NoteRegistration(double first_us, double cached_us, double release_us, size_t bytes) {
+void Report::note_registration(double first_us, double cached_us, double release_us, size_t bytes) {
   registration_ = " reg_bytes=" + std::to_string(bytes) +
-                  " reg_first_us=" + Number(first_us, "%.3f") +
-                  " reg_cached_us=" + Number(cached_us, "%.3f") +
-                  " reg_release_us=" + Number(release_us, "%.3f");
+                  " reg_first_us=" + number(first_us, "%.3f") +
+                  " reg_cached_us=" + number(cached_us, "%.3f") +
+                  " reg_release_us=" + number(release_us, "%.3f");
   if (!print_) return;
   std::printf(
       "# sclCommRegister of %zu bytes: first %.3f us, cached %.3f us (a reference on the "
@@ -138,7 +139,7 @@ void Report::NoteRegistration(double first_us, double cached_us, double release_
   std::fflush(stdout);
 }
 
-void Report::BeginTable(const TableInfo& info) {
+void Report::begin_table(const TableInfo& info) {
   table_ = Totals{};
   collective_ = std::string(info.collective);
   mode_ = std::string(info.mode);
@@ -159,18 +160,18 @@ void Report::BeginTable(const TableInfo& info) {
   std::string labels(kInPlaceLabelAt, ' ');
   labels[0] = '#';
   labels.replace(kOutOfPlaceLabelAt, 12, "out-of-place");
-  PrintLine(labels + "in-place");
+  print_line(labels + "in-place");
   const bool p99 = info.repeats > 1;
-  PrintHeading({"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-                "time", "algbw", "busbw", "#wrong"},
-               p99 ? std::vector<const char*>{"p99 oop", "p99 ip"} : std::vector<const char*>{});
-  PrintHeading({"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-                "(GB/s)", ""},
-               p99 ? std::vector<const char*>{"(us)", "(us)"} : std::vector<const char*>{});
+  print_heading({"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+                 "time", "algbw", "busbw", "#wrong"},
+                p99 ? std::vector<const char*>{"p99 oop", "p99 ip"} : std::vector<const char*>{});
+  print_heading({"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                 "(GB/s)", ""},
+                p99 ? std::vector<const char*>{"(us)", "(us)"} : std::vector<const char*>{});
   std::fflush(stdout);
 }
 
-void Report::Add(const Measurement& m, double busbw) {
+void Report::add(const Measurement& m, double busbw) {
   if (!m.measured) return;
   for (Totals* totals : {&table_, &overall_}) {
     totals->wrong += m.wrong.value_or(0);
@@ -179,9 +180,9 @@ void Report::Add(const Measurement& m, double busbw) {
   }
 }
 
-void Report::AddRow(const Row& row) {
+void Report::add_row(const Row& row) {
   for (const Measurement* m : {&row.out_of_place, &row.in_place}) {
-    Add(*m, AlgBandwidth(row.bytes, m->time_us) * row.bus_factor);
+    add(*m, alg_bandwidth(row.bytes, m->time_us) * row.bus_factor);
     if (print_ && m->measured) {
       records_.push_back({collective_, mode_, row.bytes, row.count, row.type, row.op, row.root,
                           m == &row.in_place, row.bus_factor, *m});
@@ -189,17 +190,17 @@ void Report::AddRow(const Row& row) {
   }
   if (!print_) return;
   const std::string p99 =
-      info_.repeats > 1 ? FormatP99(row.out_of_place) + FormatP99(row.in_place) : std::string();
-  const std::string_view type = TypeName(row.type);
-  const std::string_view op = row.op ? OpName(*row.op) : "none";
+      info_.repeats > 1 ? format_p99(row.out_of_place) + format_p99(row.in_place) : std::string();
+  const std::string_view type = type_name(row.type);
+  const std::string_view op = row.op ? op_name(*row.op) : "none";
   std::printf("%12zu  %12zu  %8.*s  %6.*s  %6d%s%s%s\n", row.bytes, row.count,
               static_cast<int>(type.size()), type.data(), static_cast<int>(op.size()), op.data(),
-              row.root, FormatGroup(row.out_of_place, row.bytes, row.bus_factor).c_str(),
-              FormatGroup(row.in_place, row.bytes, row.bus_factor).c_str(), p99.c_str());
+              row.root, format_group(row.out_of_place, row.bytes, row.bus_factor).c_str(),
+              format_group(row.in_place, row.bytes, row.bus_factor).c_str(), p99.c_str());
   std::fflush(stdout);
 }
 
-void Report::PrintFooter(const Totals& totals) const {
+void Report::print_footer(const Totals& totals) const {
   if (!print_) return;
   std::printf("# Out of bounds values : %" PRIu64 " %s\n", totals.wrong,
               totals.wrong == 0 ? "OK" : "FAILED");
@@ -208,18 +209,18 @@ void Report::PrintFooter(const Totals& totals) const {
   std::fflush(stdout);
 }
 
-void Report::EndTable() { PrintFooter(table_); }
+void Report::end_table() { print_footer(table_); }
 
-void Report::PrintOverall() const {
+void Report::print_overall() const {
   if (print_) std::printf("#\n# Overall\n");
-  PrintFooter(overall_);
+  print_footer(overall_);
 }
 
-std::string Report::WriteFiles(const std::string& csv_path, const std::string& json_path) const {
+std::string Report::write_files(const std::string& csv_path, const std::string& json_path) const {
   if (!print_) return "";
   // The header, as key=value pairs for the CSV comment line and as JSON members.
-  const std::string version = VersionString(info_.version);
-  const std::string memcpy_gbs = Number(info_.memcpy_gbs, "%.3f");
+  const std::string version = version_string(info_.version);
+  const std::string memcpy_gbs = number(info_.memcpy_gbs, "%.3f");
 
   if (!csv_path.empty()) {
     std::ostringstream out;
@@ -231,12 +232,12 @@ std::string Report::WriteFiles(const std::string& csv_path, const std::string& j
     out << "collective,dtype,op,root,bytes,count,in_place,mode,time_us,p99_us,algbw_gbs,"
            "busbw_gbs,wrong\n";
     for (const Record& r : records_) {
-      const double algbw = AlgBandwidth(r.bytes, r.m.time_us);
-      out << CsvField(r.collective) << ',' << TypeName(r.type) << ','
-          << (r.op ? OpName(*r.op) : "none") << ',' << r.root << ',' << r.bytes << ',' << r.count
-          << ',' << (r.in_place ? 1 : 0) << ',' << CsvField(r.mode) << ','
-          << Number(r.m.time_us, "%.3f") << ',' << Number(r.m.p99_us, "%.3f") << ','
-          << Number(algbw, "%.6g") << ',' << Number(algbw * r.bus_factor, "%.6g") << ','
+      const double algbw = alg_bandwidth(r.bytes, r.m.time_us);
+      out << csv_field(r.collective) << ',' << type_name(r.type) << ','
+          << (r.op ? op_name(*r.op) : "none") << ',' << r.root << ',' << r.bytes << ',' << r.count
+          << ',' << (r.in_place ? 1 : 0) << ',' << csv_field(r.mode) << ','
+          << number(r.m.time_us, "%.3f") << ',' << number(r.m.p99_us, "%.3f") << ','
+          << number(algbw, "%.6g") << ',' << number(algbw * r.bus_factor, "%.6g") << ','
           << (r.m.wrong ? std::to_string(*r.m.wrong) : "") << "\n";
     }
     std::ofstream file(csv_path);
@@ -248,24 +249,24 @@ std::string Report::WriteFiles(const std::string& csv_path, const std::string& j
     std::ostringstream out;
     out << "{\n  \"header\": {\"tool\": \"scl-bench\", \"version\": \"" << version
         << "\", \"version_code\": " << info_.version << ", \"ranks\": " << info_.nranks
-        << ", \"host\": \"" << JsonEscaped(info_.host) << "\", \"isa\": \""
-        << JsonEscaped(info_.isa) << "\", \"memcpy_gbs\": " << memcpy_gbs << ", \"mem\": \""
-        << JsonEscaped(info_.mem) << "\", \"mode\": \"" << JsonEscaped(info_.mode)
+        << ", \"host\": \"" << json_escaped(info_.host) << "\", \"isa\": \""
+        << json_escaped(info_.isa) << "\", \"memcpy_gbs\": " << memcpy_gbs << ", \"mem\": \""
+        << json_escaped(info_.mem) << "\", \"mode\": \"" << json_escaped(info_.mode)
         << "\", \"iters\": " << info_.iters << ", \"warmup\": " << info_.warmup
         << ", \"repeats\": " << info_.repeats << ", \"check\": " << (info_.check ? "true" : "false")
-        << JsonRegistration(registration_) << "},\n  \"rows\": [";
+        << json_registration(registration_) << "},\n  \"rows\": [";
     for (size_t i = 0; i < records_.size(); ++i) {
       const Record& r = records_[i];
-      const double algbw = AlgBandwidth(r.bytes, r.m.time_us);
-      out << (i == 0 ? "\n" : ",\n") << "    {\"collective\": \"" << JsonEscaped(r.collective)
-          << "\", \"dtype\": \"" << TypeName(r.type) << "\", \"op\": \""
-          << (r.op ? OpName(*r.op) : "none") << "\", \"root\": " << r.root
+      const double algbw = alg_bandwidth(r.bytes, r.m.time_us);
+      out << (i == 0 ? "\n" : ",\n") << "    {\"collective\": \"" << json_escaped(r.collective)
+          << "\", \"dtype\": \"" << type_name(r.type) << "\", \"op\": \""
+          << (r.op ? op_name(*r.op) : "none") << "\", \"root\": " << r.root
           << ", \"bytes\": " << r.bytes << ", \"count\": " << r.count
           << ", \"in_place\": " << (r.in_place ? "true" : "false") << ", \"mode\": \""
-          << JsonEscaped(r.mode) << "\", \"time_us\": " << Number(r.m.time_us, "%.3f")
-          << ", \"p99_us\": " << Number(r.m.p99_us, "%.3f")
-          << ", \"algbw_gbs\": " << Number(algbw, "%.6g")
-          << ", \"busbw_gbs\": " << Number(algbw * r.bus_factor, "%.6g")
+          << json_escaped(r.mode) << "\", \"time_us\": " << number(r.m.time_us, "%.3f")
+          << ", \"p99_us\": " << number(r.m.p99_us, "%.3f")
+          << ", \"algbw_gbs\": " << number(algbw, "%.6g")
+          << ", \"busbw_gbs\": " << number(algbw * r.bus_factor, "%.6g")
           << ", \"wrong\": " << (r.m.wrong ? std::to_string(*r.m.wrong) : "null") << "}";
     }
     out << (records_.empty() ? "]\n}\n" : "\n  ]\n}\n");

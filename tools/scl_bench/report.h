@@ -54,22 +54,22 @@ class Report {
   Report(bool print, RunInfo info) : print_(print), info_(std::move(info)) {}
 
   // The run's first line: version, ranks, host, reduction ISA, memcpy bandwidth.
-  void PrintRunHeader() const;
+  void print_run_header() const;
   // A line giving what registering the buffers cost (mode cma); also goes into the files.
-  void NoteRegistration(double first_us, double cached_us, double release_us, size_t bytes);
+  void note_registration(double first_us, double cached_us, double release_us, size_t bytes);
 
-  void BeginTable(const TableInfo& info);
-  void AddRow(const Row& row);
+  void begin_table(const TableInfo& info);
+  void add_row(const Row& row);
   // Prints the table's footer pair: wrong values and average bus bandwidth.
-  void EndTable();
+  void end_table();
   // Prints the same pair over every table, for runs of several collectives.
-  void PrintOverall() const;
+  void print_overall() const;
 
   uint64_t total_wrong() const { return overall_.wrong; }
 
   // Writes every row fed so far, one per (collective, type, op, size, in-place, mode), to a CSV
   // file and a JSON file; an empty path skips that file. Returns an error message, or "".
-  std::string WriteFiles(const std::string& csv_path, const std::string& json_path) const;
+  std::string write_files(const std::string& csv_path, const std::string& json_path) const;
 
  private:
   // One measured column group of one row, as the files hold it.
@@ -90,14 +90,14 @@ class Report {
     double busbw_sum = 0;
     int busbw_count = 0;
   };
-  void Add(const Measurement& m, double busbw);
-  void PrintFooter(const Totals& totals) const;
+  void add(const Measurement& m, double busbw);
+  void print_footer(const Totals& totals) const;
 
   bool print_;
   RunInfo info_;
   std::string collective_;  // of the table being fed
   std::string mode_;
-  std::string registration_;  // "key=value ..." of NoteRegistration, for the files
+  std::string registration_;  // "key=value ..." of note_registration, for the files
   std::vector<Record> records_;
   bool printed_table_ = false;
   Totals table_;

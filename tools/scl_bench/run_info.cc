@@ -13,20 +13,20 @@
 
 namespace stratacl::bench {
 
-std::string VersionString(int version) {
+std::string version_string(int version) {
   return std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
          std::to_string(version % 100);
 }
 
-std::string HostName() {
+std::string host_name() {
   char name[HOST_NAME_MAX + 1] = {};
   if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
   return name;
 }
 
-std::string ReductionIsa() { return stratacl::reduce::isa_name(stratacl::reduce::active_isa()); }
+std::string reduction_isa() { return stratacl::reduce::isa_name(stratacl::reduce::active_isa()); }
 
-double MeasureMemcpyGBs(size_t bytes, int tries) {
+double measure_memcpy_gbs(size_t bytes, int tries) {
   constexpr size_t kAlignment = 4096;
   void* src = nullptr;
   void* dst = nullptr;

@@ -23,20 +23,20 @@ struct RunInfo {
 };
 
 // "major.minor.patch" of an sclGetVersion code.
-std::string VersionString(int version);
+std::string version_string(int version);
 
 // This host's name, or "unknown".
-std::string HostName();
+std::string host_name();
 
 // The name of the reduction ISA the library dispatches to.
-std::string ReductionIsa();
+std::string reduction_isa();
 
 // Copies `bytes` between two pre-faulted buffers `tries` times on the calling thread and
 // returns the best rate in GB/s (1e9 bytes copied per second). Throws std::bad_alloc.
 // The default is 256 MiB: on the 2-vCPU Xeon used here glibc's memcpy copies 64 MiB at 7-9 GB/s
 // (varying run to run) but 256 MiB at a steady 11.3 GB/s (its large-copy path), and the
 // memory-traffic model of bench/compare wants the best copy rate.
-double MeasureMemcpyGBs(size_t bytes = size_t{256} << 20, int tries = 3);
+double measure_memcpy_gbs(size_t bytes = size_t{256} << 20, int tries = 3);
 
 }  // namespace stratacl::bench
 

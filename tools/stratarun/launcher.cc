@@ -50,13 +50,13 @@ constexpr std::string_view kLauncherVariables[] = {
     "STRATACL_ROOT_ADDR", "STRATACL_ROOT_FD",    "STRATACL_JOB_SECRET", "STRATACL_LAUNCHER",
 };
 
-Clock::duration Seconds(double seconds) {
+Clock::duration to_duration(double seconds) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 // poll() timeout for `deadline`: -1 without one, rounded up so that poll never returns just
 // before the deadline and makes the loop spin.
-int PollTimeoutMs(const std::optional<Clock::time_point>& deadline) {
+int poll_timeout_ms(const std::optional<Clock::time_point>& deadline) {
   if (!deadline) return -1;
   const Clock::duration left = *deadline - Clock::now();
   if (left <= Clock::duration::zero()) return 0;
@@ -65,7 +65,7 @@ int PollTimeoutMs(const std::optional<Clock::time_point>& deadline) {
 }
 
 // "1.5" for 1.5 and "100000" for 1e5: echoes --timeout the way a user would have typed it.
-std::string FormatSeconds(double seconds) {
+std::string format_seconds(double seconds) {
   char text[64];
   std::snprintf(text, sizeof(text), "%.6f", seconds);
   std::string result = text;
@@ -74,7 +74,7 @@ std::string FormatSeconds(double seconds) {
   return result;
 }
 
-std::string SignalName(int sig) {
+std::string signal_name(int sig) {
   if (const char* abbrev = sigabbrev_np(sig)) return abbrev;
   if (sig >= SIGRTMIN && sig <= SIGRTMAX) return "RTMIN+" + std::to_string(sig - SIGRTMIN);
   return "UNKNOWN";
@@ -85,21 +85,21 @@ std::string SignalName(int sig) {
 
 // Children inherit fds 0-2 and the relay relies on them being taken; if stratarun was started
 // with one closed, occupy it with /dev/null so no pipe or socket lands there by accident.
-bool EnsureStandardFdsOpen() {
+bool ensure_standard_fds_open() {
   for (int fd = 0; fd <= 2; ++fd) {
     if (fcntl(fd, F_GETFD) >= 0) continue;
     if (errno != EBADF) {
-      SayErrno("fcntl(F_GETFD)");
+      say_errno("fcntl(F_GETFD)");
       return false;
     }
     // Deliberately not O_CLOEXEC: this is the ranks' standard stream.
     const int opened = open("/dev/null", O_RDWR);
     if (opened < 0) {
-      SayErrno("open(/dev/null)");
+      say_errno("open(/dev/null)");
       return false;
     }
     if (opened != fd) {
-      Say("cannot reopen a closed standard file descriptor");
+      say("cannot reopen a closed standard file descriptor");
       close(opened);
       return false;
     }
@@ -107,14 +107,14 @@ bool EnsureStandardFdsOpen() {
   return true;
 }
 
-bool MakeJobSecret(std::string* secret) {
+bool make_job_secret(std::string* secret) {
   unsigned char bytes[16];
   size_t filled = 0;
   while (filled < sizeof(bytes)) {
     const ssize_t n = getrandom(bytes + filled, sizeof(bytes) - filled, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
-      SayErrno("getrandom");
+      say_errno("getrandom");
       return false;
     }
     filled += static_cast<size_t>(n);
@@ -130,32 +130,32 @@ bool MakeJobSecret(std::string* secret) {
 
 // Creates the rendezvous socket before any rank exists, so rank 0 can accept on it and the
 // others can connect to it without racing on who binds first.
-bool OpenRendezvousSocket(int backlog, UniqueFd* socket_fd, uint16_t* port) {
-  socket_fd->Reset(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!socket_fd->Valid()) {
-    SayErrno("socket");
+bool open_rendezvous_socket(int backlog, UniqueFd* socket_fd, uint16_t* port) {
+  socket_fd->reset(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!socket_fd->valid()) {
+    say_errno("socket");
     return false;
   }
   const int one = 1;
-  if (setsockopt(socket_fd->Get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
-    SayErrno("setsockopt(SO_REUSEADDR)");
+  if (setsockopt(socket_fd->get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
+    say_errno("setsockopt(SO_REUSEADDR)");
     return false;
   }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = 0;  // Let the kernel pick a free port.
-  if (bind(socket_fd->Get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
-    SayErrno("bind(127.0.0.1:0)");
+  if (bind(socket_fd->get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    say_errno("bind(127.0.0.1:0)");
     return false;
   }
-  if (listen(socket_fd->Get(), backlog) != 0) {
-    SayErrno("listen");
+  if (listen(socket_fd->get(), backlog) != 0) {
+    say_errno("listen");
     return false;
   }
   socklen_t length = sizeof(address);
-  if (getsockname(socket_fd->Get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    SayErrno("getsockname");
+  if (getsockname(socket_fd->get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    say_errno("getsockname");
     return false;
   }
   *port = ntohs(address.sin_port);
@@ -163,7 +163,7 @@ bool OpenRendezvousSocket(int backlog, UniqueFd* socket_fd, uint16_t* port) {
 }
 
 // True if `entry` ("NAME=value") sets one of the variables stratarun provides itself.
-bool IsLauncherVariable(std::string_view entry) {
+bool is_launcher_variable(std::string_view entry) {
   return std::any_of(
       std::begin(kLauncherVariables), std::end(kLauncherVariables), [&](std::string_view name) {
         return entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=';
@@ -171,17 +171,17 @@ bool IsLauncherVariable(std::string_view entry) {
 }
 
 // stratarun's own environment minus the variables it sets per rank.
-std::vector<std::string> InheritedEnvironment() {
+std::vector<std::string> inherited_environment() {
   std::vector<std::string> inherited;
   for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (!IsLauncherVariable(*entry)) inherited.emplace_back(*entry);
+    if (!is_launcher_variable(*entry)) inherited.emplace_back(*entry);
   }
   return inherited;
 }
 
 // Turns strings into the null-terminated char* array that exec wants. The strings must outlive
 // the returned vector.
-std::vector<char*> ToArgv(std::vector<std::string>& strings) {
+std::vector<char*> to_argv(std::vector<std::string>& strings) {
   std::vector<char*> argv;
   argv.reserve(strings.size() + 1);
   for (std::string& s : strings) argv.push_back(s.data());
@@ -225,9 +225,9 @@ class ChildLine {
     return *this;
   }
   // Appends the newline and writes the line with a single write().
-  void WriteToStderr() {
+  void write_to_stderr() {
     buffer_[length_++] = '\n';
-    (void)WriteAll(STDERR_FILENO, std::string_view(buffer_, length_));
+    (void)write_all(STDERR_FILENO, std::string_view(buffer_, length_));
   }
 
  private:
@@ -235,17 +235,17 @@ class ChildLine {
   size_t length_ = 0;
 };
 
-[[noreturn]] void ChildFail(const ChildPlan& plan, std::string_view what) {
+[[noreturn]] void child_fail(const ChildPlan& plan, std::string_view what) {
   const int error = errno;
-  (ChildLine() << "stratarun: rank " << plan.rank << ": " << what << ": " << ErrnoText(error))
-      .WriteToStderr();
+  (ChildLine() << "stratarun: rank " << plan.rank << ": " << what << ": " << errno_text(error))
+      .write_to_stderr();
   _exit(kExecFailureExit);
 }
 
 // Undoes what stratarun changed in its own signal state: exec keeps ignored dispositions (we
 // ignore SIGPIPE) and the signal mask (we block the forwarded signals and SIGCHLD), and a rank
 // must start as if launched from a shell.
-void ResetSignalsInChild(const ChildPlan& plan) {
+void reset_signals_in_child(const ChildPlan& plan) {
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   sigemptyset(&default_action.sa_mask);
@@ -256,33 +256,33 @@ void ResetSignalsInChild(const ChildPlan& plan) {
   }
   sigset_t empty;
   sigemptyset(&empty);
-  if (sigprocmask(SIG_SETMASK, &empty, nullptr) != 0) ChildFail(plan, "sigprocmask");
+  if (sigprocmask(SIG_SETMASK, &empty, nullptr) != 0) child_fail(plan, "sigprocmask");
 }
 
-[[noreturn]] void RunChild(const ChildPlan& plan) {
+[[noreturn]] void run_child(const ChildPlan& plan) {
   // Ranks must never outlive the launcher, even if it is SIGKILLed.
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ChildFail(plan, "prctl(PR_SET_PDEATHSIG)");
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(plan, "prctl(PR_SET_PDEATHSIG)");
   // If the launcher died between fork() and prctl(), the death signal will never come.
   if (getppid() != plan.launcher_pid) _exit(kLauncherFailureExit);
 
-  if (plan.relay != nullptr && !plan.relay->RedirectInChild(plan.rank)) ChildFail(plan, "dup2");
+  if (plan.relay != nullptr && !plan.relay->redirect_in_child(plan.rank)) child_fail(plan, "dup2");
   if (plan.rank == 0) {
     // Rank 0 accepts on the rendezvous socket, so it must survive exec.
-    if (fcntl(plan.root_fd, F_SETFD, 0) != 0) ChildFail(plan, "fcntl(rendezvous socket)");
+    if (fcntl(plan.root_fd, F_SETFD, 0) != 0) child_fail(plan, "fcntl(rendezvous socket)");
   } else if (close(plan.root_fd) != 0) {
-    ChildFail(plan, "close(rendezvous socket)");
+    child_fail(plan, "close(rendezvous socket)");
   }
-  ResetSignalsInChild(plan);
+  reset_signals_in_child(plan);
   // Programs using select() break on fds >= 1024, so do not pass on our raised limit.
   if (plan.original_nofile != nullptr && setrlimit(RLIMIT_NOFILE, plan.original_nofile) != 0) {
-    ChildFail(plan, "setrlimit(RLIMIT_NOFILE)");
+    child_fail(plan, "setrlimit(RLIMIT_NOFILE)");
   }
 
   execvpe(plan.argv[0], plan.argv, plan.envp);
   const int error = errno;
   (ChildLine() << "stratarun: rank " << plan.rank << ": cannot execute " << plan.argv[0] << ": "
-               << ErrnoText(error))
-      .WriteToStderr();
+               << errno_text(error))
+      .write_to_stderr();
   _exit(kExecFailureExit);
 }
 
@@ -296,7 +296,7 @@ class Job {
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
 
-  int Run();
+  int run();
 
  private:
   // What the supervisor is currently waiting for.
@@ -312,18 +312,18 @@ class Job {
     bool alive = false;
   };
 
-  bool SetUpSignals();
-  void RaiseFdLimit();
-  bool Launch();
-  bool LaunchRank(int rank, const std::vector<std::string>& inherited_env);
-  int Supervise();
-  bool HandleSignals();
-  bool ReapChildren();
-  void OnRankExit(int rank, int status);
-  void OnDeadline();
-  void SignalLive(int sig);
-  void KillAndReapAll();
-  std::string LiveRankList() const;
+  bool set_up_signals();
+  void raise_fd_limit();
+  bool launch();
+  bool launch_rank(int rank, const std::vector<std::string>& inherited_env);
+  int supervise();
+  bool handle_signals();
+  bool reap_children();
+  void on_rank_exit(int rank, int status);
+  void on_deadline();
+  void signal_live(int sig);
+  void kill_and_reap_all();
+  std::string live_rank_list() const;
 
   const Options& options_;
   std::vector<Rank> ranks_;
@@ -346,40 +346,40 @@ class Job {
 
 Job::~Job() {
   // On every early return: no rank may be left running or unreaped.
-  if (live_ > 0) KillAndReapAll();
+  if (live_ > 0) kill_and_reap_all();
 }
 
-int Job::Run() {
-  if (!EnsureStandardFdsOpen() || !SetUpSignals()) return kLauncherFailureExit;
-  RaiseFdLimit();
+int Job::run() {
+  if (!ensure_standard_fds_open() || !set_up_signals()) return kLauncherFailureExit;
+  raise_fd_limit();
   // The backlog must hold every other rank connecting at once, plus retries.
-  if (!MakeJobSecret(&secret_) ||
-      !OpenRendezvousSocket(options_.world_size + 16, &root_socket_, &root_port_)) {
+  if (!make_job_secret(&secret_) ||
+      !open_rendezvous_socket(options_.world_size + 16, &root_socket_, &root_port_)) {
     return kLauncherFailureExit;
   }
   if (options_.tag_output) relay_ = std::make_unique<OutputRelay>(options_.world_size);
 
   start_ = Clock::now();
-  if (!Launch()) return kLauncherFailureExit;
+  if (!launch()) return kLauncherFailureExit;
   // Only rank 0 may hold the listening socket: if it dies, connecting ranks must see the
   // connection refused instead of hanging in our backlog.
-  root_socket_.Reset();
+  root_socket_.reset();
   // Started only now so that every fork() above happened in a single-threaded process.
-  if (relay_ != nullptr && !relay_->Start()) return kLauncherFailureExit;
+  if (relay_ != nullptr && !relay_->start()) return kLauncherFailureExit;
 
-  const int status = Supervise();
-  if (relay_ != nullptr) relay_->Finish();
+  const int status = supervise();
+  if (relay_ != nullptr) relay_->finish();
   return status;
 }
 
-bool Job::SetUpSignals() {
+bool Job::set_up_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
   for (int sig : kForwardedSignals) {
     struct sigaction current {};
     if (sigaction(sig, nullptr, &current) != 0) {
-      SayErrno("sigaction");
+      say_errno("sigaction");
       return false;
     }
     // Respect a signal our caller chose to ignore (nohup, background jobs of a script):
@@ -391,7 +391,7 @@ bool Job::SetUpSignals() {
   default_action.sa_handler = SIG_DFL;
   sigemptyset(&default_action.sa_mask);
   if (sigaction(SIGCHLD, &default_action, nullptr) != 0) {
-    SayErrno("sigaction(SIGCHLD)");
+    say_errno("sigaction(SIGCHLD)");
     return false;
   }
   // A vanished reader of our stdout must show up as EPIPE in the relay, not kill the launcher
@@ -400,30 +400,30 @@ bool Job::SetUpSignals() {
   ignore_action.sa_handler = SIG_IGN;
   sigemptyset(&ignore_action.sa_mask);
   if (sigaction(SIGPIPE, &ignore_action, nullptr) != 0) {
-    SayErrno("sigaction(SIGPIPE)");
+    say_errno("sigaction(SIGPIPE)");
     return false;
   }
   // Blocked before the first fork, so that no SIGCHLD is lost; the relay thread inherits the
   // mask, so the signals are only ever consumed through the signalfd.
   if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0) {
-    SayErrno("sigprocmask");
+    say_errno("sigprocmask");
     return false;
   }
-  signal_fd_.Reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!signal_fd_.Valid()) {
-    SayErrno("signalfd");
+  signal_fd_.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!signal_fd_.valid()) {
+    say_errno("signalfd");
     return false;
   }
   return true;
 }
 
-void Job::RaiseFdLimit() {
+void Job::raise_fd_limit() {
   // With --tag-output stratarun holds two pipe read ends per rank.
   const rlim_t needed =
       (options_.tag_output ? 2 * static_cast<rlim_t>(options_.world_size) : 0) + kSpareFds;
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
-    SayErrno("getrlimit(RLIMIT_NOFILE)");
+    say_errno("getrlimit(RLIMIT_NOFILE)");
     return;
   }
   if (limit.rlim_cur >= needed) return;
@@ -431,24 +431,24 @@ void Job::RaiseFdLimit() {
   limit.rlim_cur = std::min(limit.rlim_max, needed);
   // Not fatal: if the limit stays too low, pipe2() reports EMFILE later.
   if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
-    SayErrno("setrlimit(RLIMIT_NOFILE)");
+    say_errno("setrlimit(RLIMIT_NOFILE)");
     return;
   }
   original_nofile_ = original;
 }
 
-bool Job::Launch() {
-  const std::vector<std::string> inherited_env = InheritedEnvironment();
+bool Job::launch() {
+  const std::vector<std::string> inherited_env = inherited_environment();
   for (int rank = 0; rank < options_.world_size; ++rank) {
-    if (!LaunchRank(rank, inherited_env)) return false;  // ~Job() kills the ranks started so far.
+    if (!launch_rank(rank, inherited_env)) return false;  // ~Job() kills the ranks started so far.
   }
   return true;
 }
 
-bool Job::LaunchRank(int rank, const std::vector<std::string>& inherited_env) {
+bool Job::launch_rank(int rank, const std::vector<std::string>& inherited_env) {
   // Everything the child touches is built here, before the fork.
   std::vector<std::string> args = options_.command;
-  std::vector<char*> argv = ToArgv(args);
+  std::vector<char*> argv = to_argv(args);
   std::vector<std::string> env = inherited_env;
   const std::string world = std::to_string(options_.world_size);
   env.push_back("STRATACL_RANK=" + std::to_string(rank));
@@ -458,15 +458,15 @@ bool Job::LaunchRank(int rank, const std::vector<std::string>& inherited_env) {
   env.push_back("STRATACL_ROOT_ADDR=127.0.0.1:" + std::to_string(root_port_));
   env.push_back("STRATACL_JOB_SECRET=" + secret_);
   env.push_back("STRATACL_LAUNCHER=stratarun");
-  if (rank == 0) env.push_back("STRATACL_ROOT_FD=" + std::to_string(root_socket_.Get()));
-  std::vector<char*> envp = ToArgv(env);
+  if (rank == 0) env.push_back("STRATACL_ROOT_FD=" + std::to_string(root_socket_.get()));
+  std::vector<char*> envp = to_argv(env);
 
-  if (relay_ != nullptr && !relay_->CreatePipes(rank)) return false;
+  if (relay_ != nullptr && !relay_->create_pipes(rank)) return false;
 
   ChildPlan plan;
   plan.rank = rank;
   plan.launcher_pid = getpid();
-  plan.root_fd = root_socket_.Get();
+  plan.root_fd = root_socket_.get();
   plan.relay = relay_.get();
   plan.original_nofile = original_nofile_ ? &*original_nofile_ : nullptr;
   plan.argv = argv.data();
@@ -474,72 +474,72 @@ bool Job::LaunchRank(int rank, const std::vector<std::string>& inherited_env) {
 
   const pid_t pid = fork();
   if (pid < 0) {
-    SayErrno("fork");
+    say_errno("fork");
     return false;
   }
-  if (pid == 0) RunChild(plan);
+  if (pid == 0) run_child(plan);
 
   ranks_[rank] = Rank{pid, true};
   rank_of_pid_[pid] = rank;
   ++live_;
-  if (relay_ != nullptr) relay_->CloseChildEnds(rank);
+  if (relay_ != nullptr) relay_->close_child_ends(rank);
   return true;
 }
 
-int Job::Supervise() {
-  if (options_.timeout_seconds) deadline_ = start_ + Seconds(*options_.timeout_seconds);
+int Job::supervise() {
+  if (options_.timeout_seconds) deadline_ = start_ + to_duration(*options_.timeout_seconds);
   while (live_ > 0) {
-    pollfd pfd{signal_fd_.Get(), POLLIN, 0};
-    const int ready = poll(&pfd, 1, PollTimeoutMs(deadline_));
+    pollfd pfd{signal_fd_.get(), POLLIN, 0};
+    const int ready = poll(&pfd, 1, poll_timeout_ms(deadline_));
     if (ready < 0 && errno != EINTR) {
-      SayErrno("poll");
+      say_errno("poll");
       return kLauncherFailureExit;  // ~Job() kills and reaps the ranks.
     }
-    if (ready > 0 && !HandleSignals()) return kLauncherFailureExit;
-    if (live_ > 0 && deadline_ && Clock::now() >= *deadline_) OnDeadline();
+    if (ready > 0 && !handle_signals()) return kLauncherFailureExit;
+    if (live_ > 0 && deadline_ && Clock::now() >= *deadline_) on_deadline();
   }
   if (timed_out_) return kTimeoutExit;
   return failure_exit_.value_or(0);
 }
 
-bool Job::HandleSignals() {
+bool Job::handle_signals() {
   signalfd_siginfo infos[16];
   for (;;) {
-    const ssize_t n = read(signal_fd_.Get(), infos, sizeof(infos));
+    const ssize_t n = read(signal_fd_.get(), infos, sizeof(infos));
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) break;
-      SayErrno("read(signalfd)");
+      say_errno("read(signalfd)");
       return false;
     }
     for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(infos[0]); ++i) {
       const int sig = static_cast<int>(infos[i].ssi_signo);
-      if (sig != SIGCHLD) SignalLive(sig);
+      if (sig != SIGCHLD) signal_live(sig);
     }
   }
   // SIGCHLDs coalesce, so whatever woke us up, collect every rank that has exited.
-  return ReapChildren();
+  return reap_children();
 }
 
-bool Job::ReapChildren() {
+bool Job::reap_children() {
   while (live_ > 0) {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid == 0) return true;
     if (pid < 0) {
       if (errno == EINTR) continue;
-      SayErrno("waitpid");
+      say_errno("waitpid");
       return false;
     }
     // A child we did not fork (inherited across exec from our caller) is reaped and ignored.
     if (const auto it = rank_of_pid_.find(pid); it != rank_of_pid_.end()) {
-      OnRankExit(it->second, status);
+      on_rank_exit(it->second, status);
     }
   }
   return true;
 }
 
-void Job::OnRankExit(int rank, int status) {
+void Job::on_rank_exit(int rank, int status) {
   ranks_[rank].alive = false;
   --live_;
   const bool success = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -555,34 +555,34 @@ void Job::OnRankExit(int rank, int status) {
   } else {
     const int sig = WTERMSIG(status);
     failure_exit_ = 128 + sig;
-    line += "was killed by signal " + SignalName(sig) + " (" + std::to_string(sig) + ")";
+    line += "was killed by signal " + signal_name(sig) + " (" + std::to_string(sig) + ")";
   }
-  Say(line);
+  say(line);
   // The library makes the survivors fail once a peer is gone; give them time to report that
   // themselves before we terminate them.
   phase_ = Phase::kGrace;
-  deadline_ = Clock::now() + Seconds(options_.grace_seconds);
+  deadline_ = Clock::now() + to_duration(options_.grace_seconds);
 }
 
-void Job::OnDeadline() {
+void Job::on_deadline() {
   switch (phase_) {
     case Phase::kRunning: {
       timed_out_ = true;
-      Say("timeout after " + FormatSeconds(*options_.timeout_seconds) +
-          " s; ranks still running: " + LiveRankList());
-      SignalLive(SIGTERM);
+      say("timeout after " + format_seconds(*options_.timeout_seconds) +
+          " s; ranks still running: " + live_rank_list());
+      signal_live(SIGTERM);
       break;
     }
     case Phase::kGrace:
       for (int rank = 0; rank < options_.world_size; ++rank) {
         if (!ranks_[rank].alive) continue;
-        Say("terminating rank " + std::to_string(rank) + " (pid " +
+        say("terminating rank " + std::to_string(rank) + " (pid " +
             std::to_string(ranks_[rank].pid) + ")");
       }
-      SignalLive(SIGTERM);
+      signal_live(SIGTERM);
       break;
     case Phase::kTerminating:
-      SignalLive(SIGKILL);
+      signal_live(SIGKILL);
       phase_ = Phase::kKilling;
       deadline_.reset();
       return;
@@ -594,23 +594,23 @@ void Job::OnDeadline() {
   deadline_ = Clock::now() + kKillDelay;
 }
 
-void Job::SignalLive(int sig) {
+void Job::signal_live(int sig) {
   // Safe against pid reuse: a rank's pid stays reserved (as a zombie) until we reap it here.
   for (int rank = 0; rank < options_.world_size; ++rank) {
     if (ranks_[rank].alive && kill(ranks_[rank].pid, sig) != 0) {
-      SayErrno("kill(rank " + std::to_string(rank) + ")");
+      say_errno("kill(rank " + std::to_string(rank) + ")");
     }
   }
 }
 
-void Job::KillAndReapAll() {
-  SignalLive(SIGKILL);
+void Job::kill_and_reap_all() {
+  signal_live(SIGKILL);
   for (int rank = 0; rank < options_.world_size; ++rank) {
     if (!ranks_[rank].alive) continue;
     int status = 0;
     while (waitpid(ranks_[rank].pid, &status, 0) < 0) {
       if (errno != EINTR) {
-        SayErrno("waitpid");
+        say_errno("waitpid");
         break;
       }
     }
@@ -619,7 +619,7 @@ void Job::KillAndReapAll() {
   }
 }
 
-std::string Job::LiveRankList() const {
+std::string Job::live_rank_list() const {
   std::string list;
   for (int rank = 0; rank < options_.world_size; ++rank) {
     if (!ranks_[rank].alive) continue;
@@ -631,9 +631,9 @@ std::string Job::LiveRankList() const {
 
 }  // namespace
 
-int RunJob(const Options& options) {
+int run_job(const Options& options) {
   Job job(options);
-  return job.Run();
+  return job.run();
 }
 
 }  // namespace stratacl::run

@@ -44,7 +44,7 @@ struct Options {
 //   kTimeoutExit         --timeout expired;
 //   kLauncherFailureExit stratarun itself failed (the reason is printed).
 // Must be called from a single-threaded process; it blocks the signals it forwards.
-int RunJob(const Options& options);
+int run_job(const Options& options);
 
 }  // namespace stratacl::run
 

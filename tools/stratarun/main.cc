@@ -44,12 +44,12 @@ constexpr std::string_view kUsage =
     "2 on usage errors, 1 if stratarun itself failed.\n";
 
 // Reports a command-line error and returns the usage exit status.
-int UsageError(const std::string& message) {
-  Say(message + "\nTry 'stratarun --help' for more information.");
+int usage_error(const std::string& message) {
+  say(message + "\nTry 'stratarun --help' for more information.");
   return kUsageExit;
 }
 
-std::optional<int> ParseWorldSize(std::string_view text) {
+std::optional<int> parse_world_size(std::string_view text) {
   int value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
@@ -57,7 +57,7 @@ std::optional<int> ParseWorldSize(std::string_view text) {
   return value;
 }
 
-std::optional<double> ParseSeconds(std::string_view text) {
+std::optional<double> parse_seconds(std::string_view text) {
   double value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
@@ -67,7 +67,7 @@ std::optional<double> ParseSeconds(std::string_view text) {
 
 enum class ValueOption { kWorldSize, kTimeout, kGrace };
 
-std::optional<ValueOption> LookUpValueOption(std::string_view name) {
+std::optional<ValueOption> look_up_value_option(std::string_view name) {
   if (name == "-n" || name == "-np" || name == "--np") return ValueOption::kWorldSize;
   if (name == "--timeout") return ValueOption::kTimeout;
   if (name == "--grace") return ValueOption::kGrace;
@@ -75,24 +75,24 @@ std::optional<ValueOption> LookUpValueOption(std::string_view name) {
 }
 
 // Stores `value` for `option`; returns an error message, empty on success.
-std::string ApplyValue(ValueOption option, std::string_view name, std::string_view value,
-                       Options* options) {
+std::string apply_value(ValueOption option, std::string_view name, std::string_view value,
+                        Options* options) {
   switch (option) {
     case ValueOption::kWorldSize:
-      if (const auto n = ParseWorldSize(value)) {
+      if (const auto n = parse_world_size(value)) {
         options->world_size = *n;
         return {};
       }
       return "invalid number of ranks '" + std::string(value) + "' (expected 1 to " +
              std::to_string(kMaxWorldSize) + ")";
     case ValueOption::kTimeout:
-      if (const auto seconds = ParseSeconds(value); seconds && *seconds > 0) {
+      if (const auto seconds = parse_seconds(value); seconds && *seconds > 0) {
         options->timeout_seconds = *seconds;
         return {};
       }
       break;
     case ValueOption::kGrace:
-      if (const auto seconds = ParseSeconds(value)) {
+      if (const auto seconds = parse_seconds(value)) {
         options->grace_seconds = *seconds;
         return {};
       }
@@ -102,7 +102,7 @@ std::string ApplyValue(ValueOption option, std::string_view name, std::string_vi
          " (expected seconds, e.g. 2 or 0.5)";
 }
 
-int Main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   Options options;
   int arg_index = 1;
   for (; arg_index < argc; ++arg_index) {
@@ -112,7 +112,7 @@ int Main(int argc, char** argv) {
       break;
     }
     if (arg == "-h" || arg == "--help") {
-      return WriteAll(STDOUT_FILENO, kUsage) ? 0 : kLauncherFailureExit;
+      return write_all(STDOUT_FILENO, kUsage) ? 0 : kLauncherFailureExit;
     }
     if (arg == "--tag-output") {
       options.tag_output = true;
@@ -124,25 +124,25 @@ int Main(int argc, char** argv) {
     // Value options: "NAME VALUE" or "NAME=VALUE".
     const size_t equals = arg.find('=');
     const std::string_view name = arg.substr(0, equals);
-    const auto option = LookUpValueOption(name);
-    if (!option) return UsageError("unknown option '" + std::string(arg) + "'");
+    const auto option = look_up_value_option(name);
+    if (!option) return usage_error("unknown option '" + std::string(arg) + "'");
     std::string_view value;
     if (equals != std::string_view::npos) {
       value = arg.substr(equals + 1);
     } else if (arg_index + 1 < argc) {
       value = argv[++arg_index];
     } else {
-      return UsageError("option " + std::string(name) + " needs a value");
+      return usage_error("option " + std::string(name) + " needs a value");
     }
-    if (const std::string error = ApplyValue(*option, name, value, &options); !error.empty()) {
-      return UsageError(error);
+    if (const std::string error = apply_value(*option, name, value, &options); !error.empty()) {
+      return usage_error(error);
     }
   }
 
-  if (options.world_size == 0) return UsageError("the number of ranks (-n N) is required");
-  if (arg_index >= argc) return UsageError("no program given");
+  if (options.world_size == 0) return usage_error("the number of ranks (-n N) is required");
+  if (arg_index >= argc) return usage_error("no program given");
   options.command.assign(argv + arg_index, argv + argc);
-  return RunJob(options);
+  return run_job(options);
 }
 
 }  // namespace
@@ -150,10 +150,10 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return stratacl::run::Main(argc, argv);
+    return stratacl::run::run_main(argc, argv);
   } catch (const std::exception& error) {
-    // Typically std::bad_alloc; RunJob's destructors have already killed and reaped the ranks.
-    stratacl::run::Say(error.what());
+    // Typically std::bad_alloc; run_job's destructors have already killed and reaped the ranks.
+    stratacl::run::say(error.what());
     return stratacl::run::kLauncherFailureExit;
   }
 }

@@ -1,7 +1,8 @@
 // stratarun's --tag-output relay, plus the small I/O helpers the whole launcher shares.
 //
 // This is the lowest-level file of the tool (the launcher depends on it, not the other way
-// round), so the fd wrapper and the diagnostic writers live here too.
+// round), so the diagnostic writers live here too. File descriptors are owned by
+// stratacl::UniqueFd (src/core/unique_fd.h, header-only: stratarun does not link the library).
 
 #ifndef STRATACL_TOOLS_STRATARUN_OUTPUT_RELAY_H_
 #define STRATACL_TOOLS_STRATARUN_OUTPUT_RELAY_H_
@@ -13,60 +14,33 @@
 #include <thread>
 #include <vector>
 
+#include "core/unique_fd.h"
+
 namespace stratacl::run {
-
-// Owns one file descriptor and closes it when destroyed.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) Reset(other.Release());
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { Reset(); }
-
-  int Get() const { return fd_; }
-  bool Valid() const { return fd_ >= 0; }
-  // Gives up ownership without closing.
-  int Release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  // Closes the owned fd (if any) and takes ownership of `fd`.
-  void Reset(int fd = -1) noexcept;
-
- private:
-  int fd_ = -1;
-};
 
 // Serialises everything stratarun writes to its stderr: the supervisor's diagnostics and the
 // relay thread's tagged stderr lines must never interleave inside a line.
-std::mutex& StderrMutex();
+std::mutex& stderr_mutex();
 
 // Writes "stratarun: <message>\n" to stderr in one write. Never allocates, so it is safe in
 // destructors and on out-of-memory paths.
-void Say(std::string_view message) noexcept;
+void say(std::string_view message) noexcept;
 
 // Writes "stratarun: <what>: <description of errno>\n" to stderr.
-void SayErrno(std::string_view what) noexcept;
+void say_errno(std::string_view what) noexcept;
 
 // Thread-safe description of an errno value (strerror is not thread-safe).
-const char* ErrnoText(int error) noexcept;
+const char* errno_text(int error) noexcept;
 
 // Writes all of `data` to `fd`, retrying on EINTR and short writes and waiting for
 // writability if the fd happens to be non-blocking. Returns false (errno set) on failure.
-bool WriteAll(int fd, std::string_view data) noexcept;
+bool write_all(int fd, std::string_view data) noexcept;
 
 // Relays every rank's stdout and stderr through pipes, prefixing each line with "[rank] ".
 //
-// Usage: CreatePipes(r) before forking rank r, RedirectInChild(r) in the child,
-// CloseChildEnds(r) in the parent after the fork, Start() once all ranks are forked, and
-// Finish() once every rank has been reaped.
+// Usage: create_pipes(r) before forking rank r, redirect_in_child(r) in the child,
+// close_child_ends(r) in the parent after the fork, start() once all ranks are forked, and
+// finish() once every rank has been reaped.
 class OutputRelay {
  public:
   explicit OutputRelay(int world_size);
@@ -76,22 +50,22 @@ class OutputRelay {
 
   // Creates the stdout and stderr pipes of `rank`. Prints the reason and returns false on
   // failure.
-  bool CreatePipes(int rank);
+  bool create_pipes(int rank);
 
   // Runs in the forked child: makes the rank's pipe write ends its fds 1 and 2. Only uses
   // async-signal-safe calls. Returns false (errno set) on failure.
-  bool RedirectInChild(int rank) const noexcept;
+  bool redirect_in_child(int rank) const noexcept;
 
   // Runs in the parent after forking `rank`: drops the parent's copies of the write ends so
   // that the relay sees EOF once the rank (and anything it spawned) has exited.
-  void CloseChildEnds(int rank);
+  void close_child_ends(int rank);
 
   // Starts the relay thread. Prints the reason and returns false on failure.
-  bool Start();
+  bool start();
 
   // Stops the relay once all ranks are gone: drains whatever the ranks already wrote,
   // flushes unterminated last lines, and joins the thread. Idempotent.
-  void Finish();
+  void finish();
 
  private:
   // One pipe being relayed: either a rank's stdout or its stderr.
@@ -105,12 +79,12 @@ class OutputRelay {
 
   enum class ReadResult { kData, kWouldBlock, kEof };
 
-  void Loop();
-  void DrainAndCloseAll();
-  ReadResult ReadOnce(Stream& stream);
-  void CloseStream(Stream& stream);
-  void Consume(Stream& stream, std::string_view data);
-  void Emit(int target_fd, std::string_view text);
+  void loop();
+  void drain_and_close_all();
+  ReadResult read_once(Stream& stream);
+  void close_stream(Stream& stream);
+  void consume(Stream& stream, std::string_view data);
+  void emit(int target_fd, std::string_view text);
 
   std::vector<Stream> streams_;  // streams_[2r] is rank r's stdout, streams_[2r+1] its stderr.
   std::vector<char> read_buffer_;
