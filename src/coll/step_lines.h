@@ -25,8 +25,8 @@ struct CallSig {
 // What a rank publishes for one step: its signature and the buffers its peers may read.
 struct alignas(64) CallDesc {
   CallSig sig;
-  RemoteRef send;  // the input peers read
-  RemoteRef out;   // the output peers read (two-shot allreduce shards)
+  RemoteRef send;      // the input peers read
+  RemoteRef out;       // the output peers read (two-shot allreduce shards)
   uint32_t seq = 0;    // the step this descriptor belongs to (set by step_publish)
   uint32_t flags = 0;  // kDescInPlace: the rank's call is in place (allreduce negotiates on it)
 };

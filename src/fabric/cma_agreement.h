@@ -23,7 +23,7 @@ enum CmaState : uint32_t { kCmaUnknown = 0, kCmaOk = 1, kCmaRefused = 2 };
 struct CmaVerdict {
   uint64_t block_va = 0;  // the owner's control block, in its address space (set when made)
   std::atomic<uint32_t> state{kCmaUnknown};
-  int32_t err = 0;                   // the errno of a refusal
+  int32_t err = 0;  // the errno of a refusal
 };
 
 class CmaAgreement {

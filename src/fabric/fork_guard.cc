@@ -22,8 +22,8 @@ void in_child() {
   // The DONTFORK range is unmapped here; map the heap's current contents privately in its place.
   // The memfd is still open in the child (close-on-exec only closes it at exec).
   if (const Heap* h = g_guarded) {
-    mmap(h->base(), h->capacity(), PROT_READ | PROT_WRITE,
-         MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, h->fd(), 0);
+    mmap(h->base(), h->capacity(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE,
+         h->fd(), 0);
   }
 }
 

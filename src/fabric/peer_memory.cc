@@ -56,8 +56,8 @@ Result<const PeerAccess*> PeerMemory::access(int peer, const RemoteRef& ref) con
   return access_[k];
 }
 
-Result<const char*> PeerMemory::view(int peer, const RemoteRef& ref, size_t block,
-                                     uint64_t offset, uint64_t bytes) const {
+Result<const char*> PeerMemory::view(int peer, const RemoteRef& ref, size_t block, uint64_t offset,
+                                     uint64_t bytes) const {
   Result<const PeerAccess*> a = access(peer, ref);
   if (!a.ok()) return a.status();
   uint64_t addr;

@@ -31,7 +31,8 @@ void Membership::wake_sleepers() const {
   if (!mine_.cb) return;
   for (size_t i = 0; i < lines_; ++i) {
     if (mine_.doorbells[i].load(std::memory_order_seq_cst) == 0) continue;
-    auto* word = reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<char*>(mine_.cb) + 64 * i);
+    auto* word =
+        reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<char*>(mine_.cb) + 64 * i);
     futex_wake_all(word);
   }
 }
@@ -45,8 +46,8 @@ Status Membership::revoked() const {
   if (!revoked_.load(std::memory_order_acquire) && !aborted()) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu_);
   if (!cause_.ok()) {
-    return Status(cause_.code(), "the communicator was revoked by an earlier error: " +
-                                     cause_.message());
+    return Status(cause_.code(),
+                  "the communicator was revoked by an earlier error: " + cause_.message());
   }
   return Errorf(sclRemoteError, "the communicator was aborted");
 }

@@ -34,8 +34,7 @@ class Membership {
   // memory: a peer that passed the barrier first may have freed its block already. Bounded by
   // `timeout_ms` (2 s at most after an abort); false when it ran out, and then our blocks must be
   // leaked rather than freed.
-  bool depart(const Waiter& waiter, const Liveness& live, int nranks, int rank,
-              int64_t timeout_ms);
+  bool depart(const Waiter& waiter, const Liveness& live, int nranks, int rank, int64_t timeout_ms);
 
  private:
   void wake_sleepers() const;
