@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "bootstrap/socket.h"
+#include "core/config.h"
 
 namespace stratacl::bootstrap {
 namespace {
@@ -98,7 +99,8 @@ Result<LaunchEnv> read_launch_env(const EnvLookup& lookup) {
                   "(host:port reachable by all ranks) or MASTER_ADDR and MASTER_PORT",
                   out.launcher.c_str());
   }
-  Result<sockaddr_in> root = parse_host_port(addr);
+  Result<sockaddr_in> root =
+      parse_host_port(addr, Deadline::after_ms(process_value(Var::kTimeoutMs)));
   if (!root.ok()) return root.status();
   out.id.root = *root;
 

@@ -17,6 +17,10 @@ namespace stratacl::bootstrap {
 namespace {
 
 constexpr int64_t kHelloGraceMs = 5000;  // a connection must say hello within this long
+// Connections waiting for their hello, at most. While that many wait, the root stops accepting:
+// further ranks queue in the kernel's backlog (and their connect retries), so strangers that
+// connect and say nothing cannot grow our memory, and they are dropped after the grace.
+constexpr size_t kMaxPending = 1024;
 constexpr size_t kHelloPayload = 16 + kRankInfoBytes;
 
 struct Pending {
@@ -62,10 +66,11 @@ class Rendezvous {
   }
 
   void poll_once(int listener) {
-    std::vector<pollfd> fds{{listener, POLLIN, 0}};
+    // A full pending list leaves the listener out of the poll (fd -1 is ignored).
+    std::vector<pollfd> fds{{pending_.size() < kMaxPending ? listener : -1, POLLIN, 0}};
     for (auto& p : pending_) fds.push_back({p.fd.get(), POLLIN, 0});
     int wait_ms = deadline_.remaining_ms() < 100 ? deadline_.remaining_ms() : 100;
-    if (poll(fds.data(), fds.size(), wait_ms) < 0) return;
+    if (poll(fds.data(), fds.size(), wait_ms) < 0) return;  // EINTR too: the loop polls again
     if (fds[0].revents & POLLIN) {
       int c = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (c >= 0) pending_.push_back({UniqueFd(c), {}, now_ns()});
@@ -146,7 +151,7 @@ Result<sclUniqueId> serve_new_unique_id(int64_t timeout_ms) {
   id.root.sin_family = AF_INET;
   id.root.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (const std::string a = process_text(Var::kBootstrapAddr); !a.empty()) {
-    Result<sockaddr_in> addr = parse_host_port(a + ":1");
+    Result<sockaddr_in> addr = parse_host_port(a + ":1", Deadline::after_ms(timeout_ms));
     if (!addr.ok()) return addr.status();
     id.root = *addr;
     id.root.sin_port = 0;

@@ -12,7 +12,43 @@
 
 namespace stratacl::bootstrap {
 
-Result<sockaddr_in> parse_host_port(const std::string& text) {
+namespace {
+
+// getaddrinfo with a deadline: glibc's asynchronous resolver, given up when time runs out.
+Result<in_addr> resolve_ipv4(const std::string& host, const Deadline& deadline) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  gaicb request{};
+  request.ar_name = host.c_str();
+  request.ar_request = &hints;
+  gaicb* list[1] = {&request};
+  int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr);
+  while (rc == 0 && gai_error(&request) == EAI_INPROGRESS) {
+    const int64_t left = deadline.remaining_ns();
+    if (left == 0) {
+      gai_cancel(&request);
+      // A request that could not be cancelled is still running: wait for it, or its memory
+      // (the request lives on our stack) would be written after we return.
+      while (gai_error(&request) == EAI_INPROGRESS) gai_suspend(list, 1, nullptr);
+      if (request.ar_result) freeaddrinfo(request.ar_result);
+      return Errorf(sclTimeout, "cannot resolve \"%s\" before the deadline", host.c_str());
+    }
+    const timespec ts{time_t(left / 1000000000), long(left % 1000000000)};
+    gai_suspend(list, 1, &ts);  // EAI_AGAIN (timeout) and EAI_INTR: look again
+  }
+  if (rc == 0) rc = gai_error(&request);
+  if (rc != 0 || !request.ar_result) {
+    return Errorf(sclSystemError, "cannot resolve \"%s\": %s", host.c_str(), gai_strerror(rc));
+  }
+  const in_addr a = reinterpret_cast<sockaddr_in*>(request.ar_result->ai_addr)->sin_addr;
+  freeaddrinfo(request.ar_result);
+  return a;
+}
+
+}  // namespace
+
+Result<sockaddr_in> parse_host_port(const std::string& text, const Deadline& deadline) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
     return Errorf(sclInvalidArgument, "address \"%s\" is not host:port", text.c_str());
@@ -27,16 +63,12 @@ Result<sockaddr_in> parse_host_port(const std::string& text) {
   a.sin_family = AF_INET;
   a.sin_port = htons(uint16_t(p));
   if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) == 1) return a;
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || !res) {
-    return Errorf(sclSystemError, "address \"%s\": cannot resolve host: %s", text.c_str(),
-                  gai_strerror(rc));
+  Result<in_addr> resolved = resolve_ipv4(host, deadline);
+  if (!resolved.ok()) {
+    return Status(resolved.status().code(),
+                  "address \"" + text + "\": " + resolved.status().message());
   }
-  a.sin_addr = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
-  freeaddrinfo(res);
+  a.sin_addr = *resolved;
   return a;
 }
 
@@ -60,25 +92,54 @@ Result<UniqueFd> tcp_listen(sockaddr_in* addr) {
   return fd;
 }
 
+namespace {
+
+// One non-blocking connect attempt, waited for until the deadline. Returns the errno of a
+// failed attempt in *err (0 on success or on timeout).
+Result<UniqueFd> connect_once(const sockaddr_in& addr, const Deadline& deadline, int* err) {
+  *err = 0;
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return SystemErrorf("bootstrap: socket");
+  if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;
+  if (errno != EINPROGRESS && errno != EINTR) {
+    *err = errno;
+    return UniqueFd();
+  }
+  for (;;) {
+    pollfd p{fd.get(), POLLOUT, 0};
+    const int rc = poll(&p, 1, deadline.remaining_ms());
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) return UniqueFd();  // the deadline passed while the kernel still tried
+    int so_error = 0;
+    socklen_t len = sizeof so_error;
+    getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &len);
+    if (so_error == 0) return fd;
+    *err = so_error;
+    return UniqueFd();
+  }
+}
+
+}  // namespace
+
 Result<UniqueFd> tcp_connect(const sockaddr_in& addr, const Deadline& deadline) {
   int backoff_ms = 1;
+  int err = 0;
   for (;;) {
-    UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!fd.valid()) return SystemErrorf("bootstrap: socket");
-    if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+    Result<UniqueFd> fd = connect_once(addr, deadline, &err);
+    if (!fd.ok()) return fd.status();
+    if (fd->valid()) {
       int one = 1;
-      setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      setsockopt(fd->get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       return fd;
     }
-    int err = errno;
     // The root may not be listening yet (launchers start ranks in any order): retry.
-    if (err != ECONNREFUSED && err != ETIMEDOUT && err != EAGAIN && err != EINTR) {
+    if (err != 0 && err != ECONNREFUSED && err != ETIMEDOUT && err != EAGAIN) {
       errno = err;
       return SystemErrorf("bootstrap: connect to root %s", to_string(addr).c_str());
     }
     if (deadline.expired()) {
-      return Errorf(sclTimeout, "bootstrap: root %s did not accept before the deadline (%s)",
-                    to_string(addr).c_str(), std::strerror(err));
+      return Errorf(sclTimeout, "bootstrap: root %s did not accept before the deadline%s%s",
+                    to_string(addr).c_str(), err ? ": " : "", err ? std::strerror(err) : "");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
     backoff_ms = backoff_ms < 64 ? backoff_ms * 2 : 64;

@@ -14,12 +14,14 @@
 
 namespace stratacl::bootstrap {
 
-// "host:port" (numeric IPv4 or a resolvable name) -> address.
-Result<sockaddr_in> parse_host_port(const std::string& text);
+// "host:port" (numeric IPv4 or a resolvable name) -> address. A name is resolved within the
+// deadline: a resolver that never answers cannot stall init.
+Result<sockaddr_in> parse_host_port(const std::string& text, const Deadline& deadline);
 std::string to_string(const sockaddr_in& a);
 
 Result<UniqueFd> tcp_listen(sockaddr_in* addr);  // binds addr (port 0: any); writes back the port
-// Connects, retrying while the root is not listening yet, until the deadline.
+// Connects, retrying while the root is not listening yet, until the deadline. Each attempt is
+// bounded by it too (an address that drops SYNs cannot hold it for the kernel's two minutes).
 Result<UniqueFd> tcp_connect(const sockaddr_in& addr, const Deadline& deadline);
 
 Status send_all(int fd, const void* data, size_t n, const Deadline& deadline);

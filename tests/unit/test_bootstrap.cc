@@ -18,7 +18,7 @@ using namespace stratacl::bootstrap;
 
 TEST(UniqueId, RoundTripsAndRejectsGarbage) {
   IdData d;
-  d.root = *parse_host_port("127.0.0.1:4242");
+  d.root = *parse_host_port("127.0.0.1:4242", Deadline::after_ms(1000));
   d.secret = *random_secret();
   sclUniqueId id = encode_id(d);
   Result<IdData> back = decode_id(id);
@@ -92,7 +92,7 @@ TEST(Wire, EveryTruncationAndBitFlipIsHandled) {
 
 TEST(Rendezvous, RootServesRanksAndDropsStrangers) {
   IdData id;
-  id.root = *parse_host_port("127.0.0.1:1");
+  id.root = *parse_host_port("127.0.0.1:1", Deadline::after_ms(1000));
   id.root.sin_port = 0;  // any free port
   id.secret = *random_secret();
   Result<UniqueFd> l = tcp_listen(&id.root);
@@ -125,7 +125,7 @@ TEST(Rendezvous, RootServesRanksAndDropsStrangers) {
 
 TEST(Rendezvous, MismatchedRankCountsFailEveryone) {
   IdData id;
-  id.root = *parse_host_port("127.0.0.1:1");
+  id.root = *parse_host_port("127.0.0.1:1", Deadline::after_ms(1000));
   id.root.sin_port = 0;  // any free port
   id.secret = *random_secret();
   Result<UniqueFd> l = tcp_listen(&id.root);
