@@ -1,5 +1,7 @@
 #include "comm/communicator.h"
 
+#include <unistd.h>
+
 #include "coll/algorithms.h"
 #include "coll/step.h"
 
@@ -44,6 +46,24 @@ void Communicator::destroy() {
   release_shared_memory();
   maps_.clear();  // peers' heaps: unmapped once no other communicator needs them
   live_ = Liveness();
+}
+
+Status Communicator::set_step_for_testing(uint32_t seq) {
+  ctx_.seq = seq;
+  ctx_.signal(ctx_.me()->done, seq);
+  ctx_.signal(ctx_.me()->arrive, seq);
+  // Every rank must be there before anyone runs the next step: a line still at kNoStep would look
+  // ahead of `seq` in wrap-around arithmetic. (A rank that moved may have gone on already.)
+  const Deadline deadline = Deadline::after_ms(cfg_.timeout_ms.value);
+  for (int p = 0; p < ctx_.nranks; ++p) {
+    for (;;) {
+      const uint32_t at = ctx_.cb(p)->arrive.value.load(std::memory_order_acquire);
+      if (at != kNoStep && seq_reached(at, seq)) break;
+      if (deadline.expired()) return Errorf(sclTimeout, "rank %d never moved to step %u", p, seq);
+      usleep(1000);
+    }
+  }
+  return Status::Ok();
 }
 
 Result<void*> Communicator::register_range(void* buff, size_t size) {

@@ -82,9 +82,10 @@ class Communicator : public sclComm {
   const RegistrationCache& registrations() const { return registrations_; }
   uint64_t control_bytes() const { return layout_.bytes(); }
 
-  // Tests only: the step number the next step follows, the same on every rank (it lets a test
-  // reach the wrap-around of step numbers without running 2^32 steps).
-  void set_step_for_testing(uint32_t seq) { ctx_.seq = seq; }
+  // Tests only: moves this communicator to step `seq`, as if it had run every step before (it
+  // lets a test reach the wrap-around of step numbers without running 2^32 steps). Every rank
+  // calls it with the same value before its next call; it returns once every rank is there.
+  Status set_step_for_testing(uint32_t seq);
 
  private:
   Communicator() = default;

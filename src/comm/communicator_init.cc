@@ -182,8 +182,8 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   if (!live.ok()) return live.status();
   live_ = std::move(*live);
   waiter_ =
-      std::make_unique<Waiter>(WaitPolicy::for_ranks(n, process_value(Var::kSpinNs)), ctx_.blocks,
-                               std::move(instances), &live_, membership_.abort_flag());
+      std::make_unique<Waiter>(WaitPolicy::for_ranks(n, process_value(Var::kSpinNs)), ctx_.rank,
+                               ctx_.blocks, std::move(instances), &live_, membership_.abort_flag());
   ctx_.waiter = waiter_.get();
   ctx_.timeout_ms = cfg_.timeout_ms.value;
 

@@ -58,6 +58,11 @@ Status Waiter::dead_peer(int r) const {
   const int culprit = freed ? -1 : cb->culprit.load(std::memory_order_acquire);
   if ((why == kFailed || why == kAborted) && culprit >= 0 && culprit != r &&
       size_t(culprit) < blocks_.size()) {
+    if (culprit == self_) {
+      return Errorf(sclRemoteError, "rank %d (pid %d) gave up on this rank (%d), %s, then exited",
+                    r, pid(r), self_, revocation_text(why))
+          .with_culprit(culprit);
+    }
     return Errorf(sclRemoteError, "rank %d (pid %d) failed: rank %d (pid %d) %s, then exited",
                   culprit, pid(culprit), r, pid(r), revocation_text(why))
         .with_culprit(culprit);

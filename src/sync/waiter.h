@@ -2,6 +2,8 @@
 // exits besides success: the deadline, an abort (ours or a peer's revocation), and a dead peer.
 #pragma once
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -27,9 +29,11 @@ class Waiter {
  public:
   // blocks[r] is rank r's control block as we see it (ours included); instances[r] the identity
   // it had when we joined (ControlBlock::instance).
-  Waiter(WaitPolicy policy, std::vector<PeerBlock> blocks, std::vector<uint64_t> instances,
-         const Liveness* live, const std::atomic<uint32_t>* local_abort)
+  Waiter(WaitPolicy policy, int self, std::vector<PeerBlock> blocks,
+         std::vector<uint64_t> instances, const Liveness* live,
+         const std::atomic<uint32_t>* local_abort)
       : policy_(policy),
+        self_(self),
         blocks_(std::move(blocks)),
         instances_(std::move(instances)),
         live_(live),
@@ -54,9 +58,10 @@ class Waiter {
 
  private:
   Status dead_peer(int r) const;
-  pid_t pid(int r) const { return live_ ? live_->pid_of(r) : 0; }
+  pid_t pid(int r) const { return r == self_ ? getpid() : live_ ? live_->pid_of(r) : 0; }
 
   WaitPolicy policy_;
+  int self_;
   std::vector<PeerBlock> blocks_;
   std::vector<uint64_t> instances_;
   const Liveness* live_;

@@ -1,7 +1,7 @@
 // mp_tests: multi-rank correctness tests. Run every rank under a launcher:
 //   stratarun -n N mp_tests <case> [args]
 // Cases: collectives [--thin], large, determinism, comms [--churn-only], streams,
-// loop [iterations], p2p, mixed.
+// loop [iterations], p2p, mixed, order, step_wrap.
 #include <cstdio>
 #include <cstring>
 
@@ -28,6 +28,8 @@ const Case kCases[] = {
     {"loop", mp::run_loop, "10000 small allreduces [iterations]"},
     {"p2p", mp::run_p2p, "grouped send/recv patterns"},
     {"mixed", mp::run_mixed, "allreduce with some ranks in place and others not"},
+    {"order", mp::run_order, "issue order across streams; groups across communicators"},
+    {"step_wrap", mp::run_step_wrap, "eager steps where step numbers wrap around"},
 };
 
 void usage() {

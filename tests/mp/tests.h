@@ -13,5 +13,7 @@ int run_streams(int argc, char** argv);
 int run_loop(int argc, char** argv);
 int run_p2p(int argc, char** argv);
 int run_mixed(int argc, char** argv);
+int run_order(int argc, char** argv);
+int run_step_wrap(int argc, char** argv);
 
 }  // namespace mp

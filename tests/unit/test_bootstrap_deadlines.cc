@@ -57,8 +57,7 @@ TEST(BootstrapDeadlines, NamesResolveWithinTheDeadline) {
   EXPECT_EQ(ntohs(a->sin_port), 5);
   // No such name: an error (whether the resolver answers or the deadline ends it), in time.
   const int64_t start = now_ns();
-  Result<sockaddr_in> bad =
-      parse_host_port("no-such-host.invalid:5", Deadline::after_ms(1500));
+  Result<sockaddr_in> bad = parse_host_port("no-such-host.invalid:5", Deadline::after_ms(1500));
   EXPECT_FALSE(bad.ok());
   EXPECT_LT(double(now_ns() - start) / 1e9, 3.0);
   EXPECT_NE(bad.status().message().find("no-such-host.invalid"), std::string::npos);
