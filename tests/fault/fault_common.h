@@ -55,5 +55,8 @@ int run_cma_refused();
 // Ranks started with different STRATACL_EAGER_MAX_BYTES (set by the ctest entry): init must
 // fail on every rank, naming the variable.
 int run_settings_disagree();
+int run_fork_child();
+int run_read_only_heaps();
+int run_abort_blocked(int iterations);
 
 }  // namespace fault

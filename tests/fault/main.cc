@@ -21,10 +21,13 @@ int main(int argc, char** argv) {
   if (which == "abort") return fault::run_abort();
   if (which == "cma_refused") return fault::run_cma_refused();
   if (which == "settings_disagree") return fault::run_settings_disagree();
+  if (which == "fork_child") return fault::run_fork_child();
+  if (which == "read_only_heaps") return fault::run_read_only_heaps();
+  if (which == "abort_blocked") return fault::run_abort_blocked(argc > 2 ? std::atoi(argv[2]) : 30);
   std::fprintf(
       stderr,
       "usage: fault_tests bad_arguments|mismatch|kill VICTIM "
       "[allreduce|alltoall|stream|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
-      "cma_refused|settings_disagree\n");
+      "cma_refused|settings_disagree|fork_child|read_only_heaps|abort_blocked N\n");
   return 2;
 }
