@@ -69,7 +69,7 @@ Status Waiter::dead_peer(int r) const {
   }
   return Errorf(sclRemoteError, "rank %d (pid %d) %s", r, pid(r),
                 why == kAborted    ? "called sclCommAbort and exited"
-                : why == kDeparted ? "destroyed the communicator and exited"
+                : why == kDeparted ? "left the communicator and exited"
                                    : "died")
       .with_culprit(r);
 }
@@ -103,7 +103,9 @@ Status Waiter::check_peers(int waiting_on) const {
           .with_culprit(blamed ? culprit : int(r));
     }
     if (departed(int(r)) && int(r) == waiting_on) {
-      return Errorf(sclRemoteError, "rank %zu (pid %d) destroyed the communicator", r, pid(int(r)))
+      return Errorf(sclRemoteError,
+                    "rank %zu (pid %d) left the communicator (destroyed it, or its init failed)", r,
+                    pid(int(r)))
           .with_culprit(int(r));
     }
   }

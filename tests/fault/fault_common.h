@@ -58,5 +58,8 @@ int run_settings_disagree();
 int run_fork_child();
 int run_read_only_heaps();
 int run_abort_blocked(int iterations);
+int run_init_interference();
+int run_failed_init();
+int run_split_failure();
 
 }  // namespace fault

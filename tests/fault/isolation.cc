@@ -7,9 +7,9 @@
 //    own; every peer's data heap is mapped read-only; our heap's memfd refuses to shrink or
 //    grow; and a store into a peer's heap faults instead of corrupting it.
 #include <fcntl.h>
-#include <stdio.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,7 +58,8 @@ void on_fault(int) { siglongjmp(g_fault_jump, 1); }
 
 // True when storing one byte at p faults.
 bool store_faults(volatile char* p) {
-  struct sigaction sa {}, old_segv{}, old_bus{};
+  struct sigaction sa {
+  }, old_segv{}, old_bus{};
   sa.sa_handler = on_fault;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, &old_segv);
@@ -159,7 +160,8 @@ int run_read_only_heaps() {
 
   for (const Mapping& m : data) {
     if (m.perms != "r--s") continue;
-    expect(store_faults(reinterpret_cast<volatile char*>(m.lo)), "a store into a peer's heap faults");
+    expect(store_faults(reinterpret_cast<volatile char*>(m.lo)),
+           "a store into a peer's heap faults");
     break;
   }
   allreduce_checked(comm, buf, n, 1);

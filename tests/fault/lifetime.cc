@@ -63,9 +63,10 @@ int run_abort_blocked(int iterations) {
     sclMemFree(buf);
   }
   if (g_rank == 0) {
-    std::printf("rank 0: abort_blocked: %d communicators aborted under a blocked call; slowest "
-                "return %.1f ms after the abort: %s\n",
-                iterations, worst_ms, g_failures ? "FAILED" : "OK");
+    std::printf(
+        "rank 0: abort_blocked: %d communicators aborted under a blocked call; slowest "
+        "return %.1f ms after the abort: %s\n",
+        iterations, worst_ms, g_failures ? "FAILED" : "OK");
   }
   return g_failures ? 1 : 0;
 }

@@ -23,11 +23,16 @@ int main(int argc, char** argv) {
   if (which == "settings_disagree") return fault::run_settings_disagree();
   if (which == "fork_child") return fault::run_fork_child();
   if (which == "read_only_heaps") return fault::run_read_only_heaps();
+  if (which == "init_interference") return fault::run_init_interference();
+  if (which == "failed_init") return fault::run_failed_init();
+  if (which == "split_failure") return fault::run_split_failure();
   if (which == "abort_blocked") return fault::run_abort_blocked(argc > 2 ? std::atoi(argv[2]) : 30);
   std::fprintf(
       stderr,
       "usage: fault_tests bad_arguments|mismatch|kill VICTIM "
       "[allreduce|alltoall|stream|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
-      "cma_refused|settings_disagree|fork_child|read_only_heaps|abort_blocked N\n");
+      "cma_refused|settings_disagree|fork_child|read_only_heaps|abort_blocked "
+      "N|init_interference|\n"
+      "failed_init|split_failure\n");
   return 2;
 }

@@ -40,7 +40,7 @@ int run_step_wrap(int argc, char**) {
   auto* internal = static_cast<stratacl::Communicator*>(w.comm);
   const stratacl::Status moved = internal->set_step_for_testing(0xFFFFFFFDu);
   if (!moved.ok()) fatal("step_wrap: %s", moved.message().c_str());
-  constexpr size_t kNormal = 1024, kEager = 4;  // 8 KiB and 32 B per rank
+  constexpr size_t kNormal = 1024, kEager = 4;     // 8 KiB and 32 B per rank
   allreduce_checked(w, tally, kNormal, 0, false);  // step 0xFFFFFFFE
   allreduce_checked(w, tally, kNormal, 1, false);  // step 0xFFFFFFFF
   allreduce_checked(w, tally, kEager, 2, true);    // the first step after the wrap: eager

@@ -1,0 +1,135 @@
+// Nothing from outside the job can stall or break init.
+//  - A local process that connects to a rank's heap-exchange socket and says nothing (it can find
+//    the name in /proc/net/unix, where abstract socket names are visible to every local user) is
+//    dropped after a short grace while init goes on: rank 1 starts late, so the silent
+//    connection is first in rank 0's queue.
+//  - Signals throughout init, which interrupt its system calls (EINTR), are retried: forty inits
+//    with SIGUSR1 delivered to the initialising thread every 100 microseconds.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fault_common.h"
+
+namespace fault {
+namespace {
+
+double now_s() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// Connects, and says nothing, to every StrataCL heap-exchange socket that appears while `run`.
+class SilentSpy {
+ public:
+  SilentSpy() : thread_([this] { loop(); }) {}
+  ~SilentSpy() {
+    run_ = false;
+    thread_.join();
+    for (int fd : fds_) close(fd);
+  }
+  int connections() const { return connected_.load(); }
+
+ private:
+  void loop() {
+    std::set<std::string> seen;
+    while (run_) {
+      std::ifstream unix_sockets("/proc/net/unix");
+      for (std::string line; std::getline(unix_sockets, line);) {
+        const size_t at = line.find("@stratacl/");
+        if (at == std::string::npos) continue;
+        const std::string name = line.substr(at + 1);
+        if (!seen.insert(name).second) continue;
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path + 1, name.data(), name.size());
+        const socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+        const int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+        if (connect(fd, reinterpret_cast<sockaddr*>(&a), len) == 0) {
+          fds_.push_back(fd);
+          ++connected_;
+        } else {
+          close(fd);
+        }
+      }
+      usleep(500);
+    }
+  }
+  std::atomic<bool> run_{true};
+  std::atomic<int> connected_{0};
+  std::vector<int> fds_;
+  std::thread thread_;
+};
+
+void on_signal(int) {}
+
+int my_rank() {
+  const char* r = std::getenv("STRATACL_RANK");
+  return r ? std::atoi(r) : -1;
+}
+
+}  // namespace
+
+int run_init_interference() {
+  // 1. A silent stranger in the heap exchange.
+  {
+    const bool spying = my_rank() == 0;
+    std::unique_ptr<SilentSpy> spy(spying ? new SilentSpy() : nullptr);
+    if (my_rank() == 1) usleep(500 * 1000);
+    const double t0 = now_s();
+    sclComm_t comm = init_or_die();
+    const double took = now_s() - t0;
+    if (spying) {
+      expect(spy->connections() > 0, "the spy connected to a heap-exchange socket");
+      expect(took < 1.5, "init was not stalled by a silent connection",
+             std::to_string(took) + " s");
+      std::printf("rank 0: init with %d silent connection(s) in the heap exchange took %.3f s\n",
+                  spy->connections(), took);
+    }
+    expect(sclBarrier(comm, nullptr) == sclSuccess, "barrier after init");
+    expect(sclCommDestroy(comm) == sclSuccess, "destroy");
+  }
+  // 2. Interrupted system calls.
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;  // no SA_RESTART: blocking calls return EINTR
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, nullptr);
+  const pthread_t self = pthread_self();
+  std::atomic<bool> storm{true};
+  std::atomic<long> sent{0};
+  std::thread storm_thread([&] {
+    while (storm) {
+      pthread_kill(self, SIGUSR1);
+      ++sent;
+      usleep(100);
+    }
+  });
+  for (int i = 0; i < 40; ++i) {
+    sclComm_t comm = nullptr;
+    const sclResult_t r = sclCommInitFromEnv(&comm);
+    expect(r == sclSuccess, "init under a storm of signals",
+           std::string(sclGetErrorString(r)) + ": " + sclGetLastError(nullptr));
+    if (r != sclSuccess) break;
+    expect(sclBarrier(comm, nullptr) == sclSuccess, "barrier under a storm of signals");
+    expect(sclCommDestroy(comm) == sclSuccess, "destroy under a storm of signals");
+  }
+  storm = false;
+  storm_thread.join();
+  std::printf("rank %d: 40 inits with %ld signals: %s\n", g_rank, sent.load(),
+              g_failures ? "FAILED" : "OK");
+  return g_failures ? 1 : 0;
+}
+
+}  // namespace fault
