@@ -67,7 +67,8 @@ int run_failed_init() {
     float* buf;
     sclMemAlloc(reinterpret_cast<void**>(&buf), kCount * sizeof(float));
     const double until = now_s() + 0.5;  // while the others make their first call
-    while (solo && now_s() < until) sclAllReduce(buf, buf, kCount, sclFloat32, sclSum, solo, nullptr);
+    while (solo && now_s() < until)
+      sclAllReduce(buf, buf, kCount, sclFloat32, sclSum, solo, nullptr);
     if (solo) sclCommDestroy(solo);
     return g_failures ? 1 : 0;
   }

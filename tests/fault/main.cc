@@ -26,6 +26,11 @@ int main(int argc, char** argv) {
   if (which == "init_interference") return fault::run_init_interference();
   if (which == "failed_init") return fault::run_failed_init();
   if (which == "split_failure") return fault::run_split_failure();
+  if (which == "call_deadline") return fault::run_call_deadline();
+  if (which == "stop_culprit") return fault::run_stop_culprit();
+  if (which == "p2p_slot_status")
+    return fault::run_p2p_slot_status(argc > 2 ? std::atoi(argv[2]) : 200);
+  if (which == "send_abort") return fault::run_send_abort(argc > 2 ? std::atoi(argv[2]) : 20);
   if (which == "abort_blocked") return fault::run_abort_blocked(argc > 2 ? std::atoi(argv[2]) : 30);
   std::fprintf(
       stderr,
@@ -33,6 +38,6 @@ int main(int argc, char** argv) {
       "[allreduce|alltoall|stream|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
       "cma_refused|settings_disagree|fork_child|read_only_heaps|abort_blocked "
       "N|init_interference|\n"
-      "failed_init|split_failure\n");
+      "failed_init|split_failure|call_deadline|stop_culprit|p2p_slot_status N|send_abort N\n");
   return 2;
 }
