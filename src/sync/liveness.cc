@@ -7,24 +7,30 @@
 namespace stratacl {
 
 Result<Liveness> Liveness::watch(const std::vector<pid_t>& pids) {
-  Liveness l;
-  l.pids_ = pids;
+  std::vector<UniqueFd> fds;
   for (pid_t pid : pids) {
     if (pid <= 0 || pid == getpid()) {
-      l.fds_.emplace_back();
+      fds.emplace_back();
       continue;
     }
     int fd = int(syscall(SYS_pidfd_open, pid, 0));
     if (fd < 0) {
       // ESRCH: the peer is already gone; keep an invalid fd and report it as dead.
       if (errno == ESRCH) {
-        l.fds_.emplace_back(-2);
+        fds.emplace_back(-2);
         continue;
       }
       return SystemErrorf("pidfd_open(%d)", pid);
     }
-    l.fds_.emplace_back(fd);
+    fds.emplace_back(fd);
   }
+  return adopt(pids, std::move(fds));
+}
+
+Liveness Liveness::adopt(std::vector<pid_t> pids, std::vector<UniqueFd> fds) {
+  Liveness l;
+  l.pids_ = std::move(pids);
+  l.fds_ = std::move(fds);
   return l;
 }
 

@@ -15,6 +15,8 @@ class Liveness {
  public:
   // pids[r] < 0 for ranks not watched (ourselves).
   static Result<Liveness> watch(const std::vector<pid_t>& pids);
+  // Watches through pidfds opened already: fds[r] must be pids[r]'s (invalid: not watched).
+  static Liveness adopt(std::vector<pid_t> pids, std::vector<UniqueFd> fds);
   Liveness() = default;
 
   bool is_dead(int rank) const;

@@ -1,8 +1,8 @@
 // The timeout bounds a whole call, not each wait in it, and survivors blame the right rank.
 //  - call_deadline: rank 0 stops and resumes rank 1 in bursts (SIGSTOP for 200 ms, SIGCONT for
 //    1 ms) while both run one allreduce of foreign memory cut into 8192 rounds (256 MiB through
-//    a 64 KiB staging area). No single wait lasts the timeout (1 s); the call as a whole does, and rank 0
-//    must give up about one timeout after it first had to wait.
+//    a 64 KiB staging area). No single wait lasts the timeout (1 s); the call as a whole does, and
+//    rank 0 must give up about one timeout after it first had to wait.
 //  - stop_culprit: three ranks, rank 1 stopped. Rank 0 times out, names rank 1 and exits at once;
 //    rank 2, which started its call later, must name rank 1 too, not rank 0 ("died").
 #include <signal.h>
@@ -53,8 +53,8 @@ int run_call_deadline() {
     });
   }
   const double t0 = now_s();
-  const sclResult_t r = sclAllReduce(buf.data(), buf.data(), count, sclFloat32, sclSum, comm,
-                                     nullptr);
+  const sclResult_t r =
+      sclAllReduce(buf.data(), buf.data(), count, sclFloat32, sclSum, comm, nullptr);
   const double took = now_s() - t0;
   done = true;
   if (cycler.joinable()) cycler.join();

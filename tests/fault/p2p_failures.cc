@@ -3,8 +3,8 @@
 //    Each acknowledgement slot keeps its own result, so the sender always learns of the mismatch
 //    (with one result per channel, the second send's success overwrote it).
 //  - send_abort: rank 0 sends 128 MiB of malloc'd memory (staged) and aborts at moments spread
-//    over the send, some while rank 1 is copying it. Rank 1 gets exactly the data sent, or an error: the staged
-//    copy stays until no receiver can read it.
+//    over the send, some while rank 1 is copying it. Rank 1 gets exactly the data sent, or an
+//    error: the staged copy stays until no receiver can read it.
 #include <unistd.h>
 
 #include <memory>
