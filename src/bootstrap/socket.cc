@@ -7,43 +7,50 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 namespace stratacl::bootstrap {
 
 namespace {
 
-// getaddrinfo with a deadline: glibc's asynchronous resolver, given up when time runs out.
+// getaddrinfo with a deadline: the lookup runs on a thread of its own, and we wait for its answer
+// until the deadline. A lookup still running then is left to finish alone: it owns its state.
 Result<in_addr> resolve_ipv4(const std::string& host, const Deadline& deadline) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  gaicb request{};
-  request.ar_name = host.c_str();
-  request.ar_request = &hints;
-  gaicb* list[1] = {&request};
-  int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr);
-  while (rc == 0 && gai_error(&request) == EAI_INPROGRESS) {
-    const int64_t left = deadline.remaining_ns();
-    if (left == 0) {
-      gai_cancel(&request);
-      // A request that could not be cancelled is still running: wait for it, or its memory
-      // (the request lives on our stack) would be written after we return.
-      while (gai_error(&request) == EAI_INPROGRESS) gai_suspend(list, 1, nullptr);
-      if (request.ar_result) freeaddrinfo(request.ar_result);
-      return Errorf(sclTimeout, "cannot resolve \"%s\" before the deadline", host.c_str());
-    }
-    const timespec ts{time_t(left / 1000000000), long(left % 1000000000)};
-    gai_suspend(list, 1, &ts);  // EAI_AGAIN (timeout) and EAI_INTR: look again
+  struct Lookup {
+    std::mutex mu;
+    std::condition_variable done_cv;
+    bool done = false;
+    int rc = 0;
+    in_addr addr{};
+  };
+  auto lookup = std::make_shared<Lookup>();
+  std::thread([lookup, host] {
+    addrinfo hints{}, *res = nullptr;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+    std::lock_guard<std::mutex> lock(lookup->mu);
+    lookup->rc = rc != 0 ? rc : res ? 0 : EAI_NONAME;
+    if (res) lookup->addr = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
+    if (res) freeaddrinfo(res);
+    lookup->done = true;
+    lookup->done_cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(lookup->mu);
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::nanoseconds(deadline.remaining_ns());
+  if (!lookup->done_cv.wait_until(lock, until, [&] { return lookup->done; })) {
+    return Errorf(sclTimeout, "cannot resolve \"%s\" before the deadline", host.c_str());
   }
-  if (rc == 0) rc = gai_error(&request);
-  if (rc != 0 || !request.ar_result) {
-    return Errorf(sclSystemError, "cannot resolve \"%s\": %s", host.c_str(), gai_strerror(rc));
+  if (lookup->rc != 0) {
+    return Errorf(sclSystemError, "cannot resolve \"%s\": %s", host.c_str(),
+                  gai_strerror(lookup->rc));
   }
-  const in_addr a = reinterpret_cast<sockaddr_in*>(request.ar_result->ai_addr)->sin_addr;
-  freeaddrinfo(request.ar_result);
-  return a;
+  return lookup->addr;
 }
 
 }  // namespace

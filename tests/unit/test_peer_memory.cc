@@ -27,9 +27,9 @@ TEST(PeerMemory, MappedReferencesStayInsideThePeersHeap) {
   Result<const char*> ok = mem.view(0, ref, 2, 50, 100);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(*ok, heap.data() + 100 + 2 * 1000 + 50);
-  EXPECT_FALSE(mem.view(0, ref, 4, 0, 100).ok());                   // past the end
+  EXPECT_FALSE(mem.view(0, ref, 4, 0, 100).ok());                                  // past the end
   EXPECT_FALSE(mem.view(0, RemoteRef{1, ~0ull, RefKind::kMapped}, 3, 0, 1).ok());  // overflow
-  EXPECT_FALSE(mem.view(0, RemoteRef{0, 0, RefKind::kProcess}, 0, 0, 1).ok());  // unbound kind
+  EXPECT_FALSE(mem.view(0, RemoteRef{0, 0, RefKind::kProcess}, 0, 0, 1).ok());     // unbound kind
   char out[8];
   EXPECT_TRUE(mem.read(0, ref, 0, 0, 8, out).ok());
   EXPECT_EQ(std::memcmp(out, "xxxxxxxx", 8), 0);
