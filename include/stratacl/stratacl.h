@@ -115,7 +115,13 @@ sclResult_t sclCommInitFromEnv(sclComm_t* comm);
 #define SCL_SPLIT_NOCOLOR (-1)
 sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
                          sclConfig_t* config);
+/* Waits for every call issued before it on `comm` (stream work included), then leaves. */
 sclResult_t sclCommDestroy(sclComm_t comm);
+/* Revokes `comm` on every rank and destroys it. Callable from any thread, also while another
+ * thread is blocked in a call on `comm` (that call then fails within milliseconds). Not
+ * async-signal-safe: from a signal handler, set a flag that an ordinary thread acts on.
+ * Calls on one communicator run in the order they were issued, whatever their streams. In a
+ * process forked after StrataCL started, every call returns sclInvalidUsage. */
 sclResult_t sclCommAbort(sclComm_t comm);
 sclResult_t sclCommGetAsyncError(sclComm_t comm, sclResult_t* asyncError);
 sclResult_t sclCommCount(const sclComm_t comm, int* count);

@@ -80,7 +80,6 @@ class Communicator : public sclComm {
   Result<void*> register_range(void* buff, size_t size);
   bool deregister(void* handle);
   const RegistrationCache& registrations() const { return registrations_; }
-  uint64_t control_bytes() const { return layout_.bytes(); }
 
   // Tests only: moves this communicator to step `seq`, as if it had run every step before (it
   // lets a test reach the wrap-around of step numbers without running 2^32 steps). Every rank

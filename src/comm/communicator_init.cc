@@ -194,7 +194,7 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   std::vector<const CmaVerdict*> verdicts;
   for (const PeerBlock& b : ctx_.blocks) verdicts.push_back(layout_.cma.in(b.cb));
   cma_.bind(ctx_.rank, layout_.cma.in(ctx_.mine.cb), std::move(verdicts));
-  ctx_.stager = Stager(heap, static_cast<char*>(staging_), size_t(cfg_.staging_bytes.value), &cma_);
+  ctx_.stager = Stager(heap, static_cast<char*>(staging_), &cma_);
   ctx_.quarantine = &quarantine_;
   p2p_ = P2PState(n);
   ctx_.tiles_done.assign(size_t(n), 0);

@@ -69,8 +69,8 @@ class Quarantine {
 class Stager {
  public:
   Stager() = default;
-  Stager(Heap* heap, char* area, size_t area_bytes, const CmaAgreement* cma)
-      : heap_(heap), area_(area), area_bytes_(area_bytes), cma_(cma) {}
+  // `area`: the communicator's staging area (calls are cut into rounds that fit it).
+  Stager(Heap* heap, char* area, const CmaAgreement* cma) : heap_(heap), area_(area), cma_(cma) {}
 
   // Publishes `out`; foreign data is copied into the staging area at `area_offset` (the caller
   // cut its call into rounds so that it fits).
@@ -79,7 +79,6 @@ class Stager {
   Result<RemoteRef> publish_own(const Outgoing& out, StagedBlock* block) const;
 
   char* area() const { return area_; }
-  size_t area_bytes() const { return area_bytes_; }
   const Heap& heap() const { return *heap_; }
   bool cma_usable() const { return cma_ && cma_->usable(); }
 
@@ -90,7 +89,6 @@ class Stager {
 
   Heap* heap_ = nullptr;
   char* area_ = nullptr;
-  size_t area_bytes_ = 0;
   const CmaAgreement* cma_ = nullptr;
 };
 

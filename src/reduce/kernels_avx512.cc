@@ -1,11 +1,13 @@
 // AVX-512 kernels: kernels_impl.h auto-vectorised under -mavx512f/bw/vl/dq (src/CMakeLists.txt),
-// plus hand-written tile converters for fp16 and fp8. They are the algorithms of kernels_avx2.cc
-// (see the comments there for why each step is exact) at twice the width, using mask registers.
+// with the F16C tile converters of convert_simd.h on 16 floats a vector.
 //
 // The _mm512_maskz_* forms with an all-ones mask are the plain operations: the unmasked
 // intrinsics trip a false -Wmaybe-uninitialized in g++ 12's headers.
 #include <immintrin.h>
 
+#include <type_traits>
+
+#include "reduce/convert_simd.h"
 #include "reduce/kernels_impl.h"
 #include "reduce/reduce.h"
 
@@ -14,151 +16,86 @@ namespace {
 
 constexpr __mmask16 kAll = 0xFFFF;
 
-__m512 half16_to_float(__m256i h) { return _mm512_maskz_cvtph_ps(kAll, h); }
+// convert_simd.h's primitives on 512-bit float vectors (halves in 256-bit ones), with masks.
+struct Avx512Lanes {
+  static constexpr size_t kLanes = 16;
+  using F = __m512;
+  using H = __m256i;
+  using H2 = __m512i;
 
-// float -> fp16 rounded to odd: truncate, then set the last bit if anything was cut off. A second
-// RNE rounding of this value to fewer bits equals a single RNE rounding of x (fp16 keeps >= 2
-// more bits than fp8 at every magnitude, subnormals included).
-__m256i float16_to_half_odd(__m512 x) {
-  const __m256i truncated = _mm512_maskz_cvtps_ph(kAll, x, _MM_FROUND_TO_ZERO);
-  const __mmask16 inexact = _mm512_cmp_ps_mask(half16_to_float(truncated), x, _CMP_NEQ_UQ);
-  return _mm256_or_si256(truncated, _mm256_maskz_mov_epi16(inexact, _mm256_set1_epi16(1)));
-}
-
-// Drops the low kDrop bits of non-negative half patterns, to nearest even.
-template <int kDrop>
-__m512i round_off_bits(__m512i a) {
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(a, kDrop), _mm512_set1_epi16(1));
-  const __m512i bias = _mm512_set1_epi16((1 << (kDrop - 1)) - 1);
-  return _mm512_srli_epi16(_mm512_add_epi16(_mm512_add_epi16(a, bias), lsb), kDrop);
-}
-
-// Narrowing: float -> fp16 16 lanes at a time, then the integer fp16 -> fp8 step on 32 lanes. A
-// NaN is a > 0x7C00 there (vcvtps2ph quiets NaNs, so their mantissa stays non-zero).
-// kScaleDown: multiply by 2^-8 first (e4m3, see kernels_avx2.cc).
-template <bool kScaleDown, class Finish>
-void narrow_via_half(unsigned char* __restrict out, const float* __restrict in, size_t n,
-                     Finish finish) {
-  auto load = [&](size_t i) {
-    const __m512 x = _mm512_load_ps(in + i);
-    return kScaleDown ? _mm512_mul_ps(x, _mm512_set1_ps(0x1p-8f)) : x;
-  };
-  for (size_t i = 0; i < n; i += 32) {
-    const __m512i h =
-        _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(float16_to_half_odd(load(i))),
-                                 float16_to_half_odd(load(i + 16)), 1);
-    const __m512i a = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
-    const __m512i sign = _mm512_and_si512(_mm512_srli_epi16(h, 8), _mm512_set1_epi16(0x80));
-    __m512i code = _mm512_or_si512(finish(a), sign);
-    code = _mm512_mask_mov_epi16(code, _mm512_cmpgt_epu16_mask(a, _mm512_set1_epi16(0x7C00)),
-                                 finish.nan());
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
-                        _mm512_maskz_cvtepi16_epi8(0xFFFFFFFFu, code));
+  static F load(const float* p) { return _mm512_load_ps(p); }
+  static void store(float* p, F v) { _mm512_store_ps(p, v); }
+  static F scale(F v, float s) { return _mm512_mul_ps(v, _mm512_set1_ps(s)); }
+  static F canonical_nan(F v) {
+    const F qnan = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v, qnan);
   }
-}
-
-struct Fp16Cvt {
-  static constexpr size_t kBytes = 2;
-
-  template <size_t N>
-  static void widen(float* __restrict out, const unsigned char* __restrict in) {
-    static_assert(N % 16 == 0);
-    for (size_t i = 0; i < N; i += 16) {
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i));
-      _mm512_store_ps(out + i, half16_to_float(h));
-    }
+  static F to_float(H h) { return _mm512_maskz_cvtph_ps(kAll, h); }
+  static H to_half(F v) { return _mm512_maskz_cvtps_ph(kAll, v, _MM_FROUND_TO_NEAREST_INT); }
+  static H to_half_odd(F x) {
+    const H truncated = _mm512_maskz_cvtps_ph(kAll, x, _MM_FROUND_TO_ZERO);
+    const __mmask16 inexact = _mm512_cmp_ps_mask(to_float(truncated), x, _CMP_NEQ_UQ);
+    return _mm256_or_si256(truncated, _mm256_maskz_mov_epi16(inexact, _mm256_set1_epi16(1)));
+  }
+  static H load_halves(const unsigned char* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+  static void store_halves(unsigned char* p, H h) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
+  }
+  static H load_bytes(const unsigned char* p) {
+    return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static H2 join(H lo, H hi) {
+    return _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(lo), hi, 1);
+  }
+  static void store_bytes(unsigned char* p, H2 v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_maskz_cvtepi16_epi8(~0u, v));
   }
 
-  // vcvtps2ph with an explicit RNE immediate ignores MXCSR.RC; NaNs are canonicalised first
-  // because it would keep their payload.
-  template <size_t N>
-  static void narrow(unsigned char* __restrict out, const float* __restrict in) {
-    static_assert(N % 16 == 0);
-    const __m512 qnan = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000));
-    for (size_t i = 0; i < N; i += 16) {
-      __m512 v = _mm512_load_ps(in + i);
-      v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v, qnan);
-      const __m256i h = _mm512_maskz_cvtps_ph(kAll, v, _MM_FROUND_TO_NEAREST_INT);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * i), h);
-    }
+  template <class V>
+  static V splat(uint16_t v) {
+    if constexpr (sizeof(V) == sizeof(H))  // H or H2
+      return _mm256_set1_epi16(short(v));
+    else
+      return _mm512_set1_epi16(short(v));
   }
-};
-
-struct E5m2Cvt {
-  static constexpr size_t kBytes = 1;
-
-  template <size_t N>
-  static void widen(float* __restrict out, const unsigned char* __restrict in) {
-    static_assert(N % 16 == 0);
-    for (size_t i = 0; i < N; i += 16) {
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
-      const __m256i h = _mm256_slli_epi16(_mm256_cvtepu8_epi16(b), 8);  // e5m2 = top byte of fp16
-      _mm512_store_ps(out + i, half16_to_float(h));
-    }
+  template <int k, class V>
+  static V shl(V a) {
+    if constexpr (sizeof(V) == sizeof(H))  // H or H2
+      return _mm256_slli_epi16(a, k);
+    else
+      return _mm512_slli_epi16(a, k);
   }
-
-  // Finite values saturate to 0x7B; inf (0x7C00, which truncation never makes) stays 0x7C.
-  struct Finish {
-    __m512i operator()(__m512i a) const {
-      const __m512i code = _mm512_min_epu16(round_off_bits<8>(a), _mm512_set1_epi16(0x7B));
-      return _mm512_mask_mov_epi16(code, _mm512_cmpeq_epu16_mask(a, _mm512_set1_epi16(0x7C00)),
-                                   _mm512_set1_epi16(0x7C));
-    }
-    __m512i nan() const { return _mm512_set1_epi16(0x7E); }
-  };
-
-  template <size_t N>
-  static void narrow(unsigned char* __restrict out, const float* __restrict in) {
-    static_assert(N % 32 == 0);
-    narrow_via_half<false>(out, in, N, Finish{});
+  template <int k, class V>
+  static V shr(V a) {
+    if constexpr (sizeof(V) == sizeof(H))  // H or H2
+      return _mm256_srli_epi16(a, k);
+    else
+      return _mm512_srli_epi16(a, k);
   }
-};
-
-struct E4m3Cvt {
-  static constexpr size_t kBytes = 1;
-
-  // The NaN code 0x7F would become 480; OR-ing 0x7C00 into its half (0x3F80) makes it a NaN.
-  template <size_t N>
-  static void widen(float* __restrict out, const unsigned char* __restrict in) {
-    static_assert(N % 16 == 0);
-    for (size_t i = 0; i < N; i += 16) {
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
-      const __m256i w = _mm256_cvtepu8_epi16(b);
-      const __m256i mag = _mm256_and_si256(w, _mm256_set1_epi16(0x7F));
-      const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(w, _mm256_set1_epi16(0x80)), 8);
-      __m256i h = _mm256_or_si256(_mm256_slli_epi16(mag, 7), sign);
-      const __mmask16 nan = _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x7F));
-      h = _mm256_mask_mov_epi16(h, nan, _mm256_or_si256(h, _mm256_set1_epi16(0x7C00)));
-      _mm512_store_ps(out + i, _mm512_mul_ps(half16_to_float(h), _mm512_set1_ps(256.0f)));
-    }
+  static H and_(H a, H b) { return _mm256_and_si256(a, b); }
+  static H2 and_(H2 a, H2 b) { return _mm512_and_si512(a, b); }
+  static H or_(H a, H b) { return _mm256_or_si256(a, b); }
+  static H2 or_(H2 a, H2 b) { return _mm512_or_si512(a, b); }
+  static H2 add(H2 a, H2 b) { return _mm512_add_epi16(a, b); }
+  static H2 min_u16(H2 a, H2 b) { return _mm512_min_epu16(a, b); }
+  static H select_eq(H a, H b, H x, H y) {
+    return _mm256_mask_mov_epi16(y, _mm256_cmpeq_epi16_mask(a, b), x);
   }
-
-  // Everything past 448 (0x7E), inf included, saturates.
-  struct Finish {
-    __m512i operator()(__m512i a) const {
-      return _mm512_min_epu16(round_off_bits<7>(a), _mm512_set1_epi16(0x7E));
-    }
-    __m512i nan() const { return _mm512_set1_epi16(0x7F); }
-  };
-
-  template <size_t N>
-  static void narrow(unsigned char* __restrict out, const float* __restrict in) {
-    static_assert(N % 32 == 0);
-    narrow_via_half<true>(out, in, N, Finish{});
+  static H2 select_eq(H2 a, H2 b, H2 x, H2 y) {
+    return _mm512_mask_mov_epi16(y, _mm512_cmpeq_epu16_mask(a, b), x);
   }
-};
-
-struct Avx512Converters : GenericConverters {
-  using Fp16 = Fp16Cvt;
-  using E4m3 = E4m3Cvt;
-  using E5m2 = E5m2Cvt;
+  static H2 select_gt(H2 a, H2 b, H2 x, H2 y) {
+    return _mm512_mask_mov_epi16(y, _mm512_cmpgt_epu16_mask(a, b), x);
+  }
 };
 
 }  // namespace
 
 void reduce_n_avx512(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
                      sclRedOp_t op, int avg_divisor) {
-  reduce_n_impl<Avx512Converters>(dst, srcs, nsrc, count, dt, op, avg_divisor);
+  reduce_n_impl<SimdConverters<Avx512Lanes>>(dst, srcs, nsrc, count, dt, op, avg_divisor);
 }
 
 }  // namespace stratacl::reduce::detail

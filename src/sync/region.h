@@ -18,20 +18,19 @@ template <typename T>
 class Region {
  public:
   Region() = default;
-  // The region's first entry in block `cb` (owner: writable; peer: read-only).
+  // The region's first entry in block `cb` (owner: writable; peer: read-only); a region declared
+  // with one entry per rank is indexed by rank from there.
   T* in(ControlBlock* cb) const {
     return reinterpret_cast<T*>(reinterpret_cast<char*>(cb) + offset_);
   }
   const T* in(const ControlBlock* cb) const {
     return reinterpret_cast<const T*>(reinterpret_cast<const char*>(cb) + offset_);
   }
-  size_t count() const { return count_; }
-  size_t offset() const { return offset_; }
 
  private:
   friend class RegionLayout;
-  Region(size_t offset, size_t count) : offset_(offset), count_(count) {}
-  size_t offset_ = 0, count_ = 0;
+  explicit Region(size_t offset) : offset_(offset) {}
+  size_t offset_ = 0;
 };
 
 class RegionLayout {
@@ -42,7 +41,7 @@ class RegionLayout {
     // A block starts zeroed, and zero must be each region's initial state: its types hold plain
     // data and atomics, nothing with a constructor that must run.
     static_assert(std::is_standard_layout_v<T> && std::is_trivially_destructible_v<T>);
-    const Region<T> r(end_, count);
+    const Region<T> r(end_);
     end_ = round_up(end_ + sizeof(T) * count);
     return r;
   }

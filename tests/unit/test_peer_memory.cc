@@ -12,6 +12,7 @@
 
 #include "coll/step.h"
 #include "fabric/heap.h"
+#include "fabric/heap_exchange.h"
 #include "fabric/peer_heaps.h"
 #include "fabric/peer_memory.h"
 #include "sync/liveness.h"
@@ -88,4 +89,15 @@ TEST(PeerMemory, PeerResultCodesAreRangeChecked) {
   EXPECT_EQ(peer_result(sclNumResults), sclRemoteError);
   EXPECT_EQ(peer_result(-1), sclRemoteError);
   EXPECT_EQ(peer_result(0x7fffffff), sclRemoteError);
+}
+
+// Heap-exchange socket names are random: the same job secret and rank give a new name each
+// time, so no local process can compute a rank's name (and bind it first) from another's.
+TEST(HeapExchange, SocketNamesAreUnpredictable) {
+  const bootstrap::Secret secret{1, 2, 3};
+  Result<HeapExchange> a = HeapExchange::listen(secret);
+  Result<HeapExchange> b = HeapExchange::listen(secret);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->name(), b->name());
+  EXPECT_NE(a->name(), HeapExchange::Name{});
 }
