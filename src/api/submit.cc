@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <system_error>
 #include <thread>
 
 #include "api/handles.h"
@@ -49,9 +50,16 @@ thread_local GroupState t_group;
 Status run_together(const std::vector<const Part*>& parts) {
   std::vector<Status> results(parts.size());
   std::vector<std::thread> helpers;
-  for (size_t i = 1; i < parts.size(); ++i)
-    helpers.emplace_back([&, i] { results[i] = parts[i]->run(); });
+  std::vector<size_t> inline_parts;  // no thread could be started for them: run them here
+  for (size_t i = 1; i < parts.size(); ++i) {
+    try {
+      helpers.emplace_back([&, i] { results[i] = parts[i]->run(); });
+    } catch (const std::system_error&) {
+      inline_parts.push_back(i);
+    }
+  }
   if (!parts.empty()) results[0] = parts[0]->run();
+  for (size_t i : inline_parts) results[i] = parts[i]->run();
   for (std::thread& t : helpers) t.join();
   for (const Status& s : results)
     if (!s.ok()) return s;
