@@ -179,6 +179,73 @@ sclResult_t sclBarrier(sclComm_t comm, sclStream_t stream);
 sclResult_t sclGroupStart(void);
 sclResult_t sclGroupEnd(void);
 
+/* MoE expert-parallel dispatch and combine (DeepEP semantics), on user buffers: receivers pull the
+ * rows they need straight from the senders' buffers, and combine pulls the experts' outputs back
+ * to the tokens' ranks. */
+typedef struct sclMoe* sclMoe_t;             /* a dispatch/combine plan bound to a communicator */
+typedef struct sclMoeHandle* sclMoeHandle_t; /* the routing of one dispatch; drives its combine */
+typedef enum { sclMoeTokenMajor = 0, sclMoeExpertMajor = 1 } sclMoeLayout_t;
+#define SCL_MOE_CONFIG_MAGIC 0x5c1e0e01u
+#define SCL_MOE_CONFIG_VERSION 1u
+typedef struct {
+  size_t size; /* as sclConfig_t */
+  unsigned int magic;
+  unsigned int version;
+  int hidden;             /* H, elements per token row */
+  int topk;               /* k, experts per token */
+  int numExperts;         /* E, over all ranks */
+  const int* expertRank;  /* E entries, owner of each expert; NULL: E/R consecutive per rank */
+  int maxTokensPerRank;   /* T_max: no rank passes more tokens to one dispatch */
+  sclDataType_t xType;    /* rows given to dispatch: bf16, fp16, fp32 or fp8 e4m3 */
+  sclDataType_t recvType; /* rows received: xType, or fp8 e4m3 from bf16 (quantised in flight) */
+  sclDataType_t outType;  /* expert outputs and combine's result: bf16, fp16 or fp32 */
+  sclMoeLayout_t layout;
+} sclMoeConfig_t;
+#define SCL_MOE_CONFIG_INITIALIZER                                                          \
+  {                                                                                         \
+    sizeof(sclMoeConfig_t), SCL_MOE_CONFIG_MAGIC, SCL_MOE_CONFIG_VERSION, 0, 0, 0, NULL, 0, \
+        sclBfloat16, sclBfloat16, sclBfloat16, sclMoeTokenMajor                             \
+  }
+
+/* Collective over `comm`: every rank passes the same config (else sclInvalidUsage everywhere). */
+sclResult_t sclMoeCreate(sclComm_t comm, const sclMoeConfig_t* config, sclMoe_t* moe);
+/* Collective. */
+sclResult_t sclMoeDestroy(sclMoe_t moe);
+/* Experts this rank owns, and the rows of a dispatch's receive buffer (token-major R*T_max,
+ * expert-major E_local*R*T_max). */
+sclResult_t sclMoeGetInfo(sclMoe_t moe, int* localExperts, size_t* maxRecvRows);
+/* Local: tokens per rank (with at least one expert there), tokens per expert, and
+ * isTokenInRank[T, R] (0 or 1). */
+sclResult_t sclMoeDispatchLayout(sclMoe_t moe, const int64_t* topkIdx, int numTokens,
+                                 int* tokensPerRank, int* tokensPerExpert, uint8_t* isTokenInRank);
+typedef struct {            /* this rank's tokens */
+  const void* x;            /* [T, H] rows of xType */
+  const float* scales;      /* [T, H/128] when xType is fp8, else NULL */
+  const int64_t* topkIdx;   /* [T, k] expert ids, -1 = none */
+  const float* topkWeights; /* [T, k], or NULL */
+  int numTokens;            /* T */
+} sclMoeTokens_t;
+typedef struct {        /* what this rank receives */
+  void* x;              /* rows of recvType (layout below) */
+  float* scales;        /* fp8 scales of those rows, else NULL */
+  int64_t* topkIdx;     /* token-major: [rows, k] local expert ids; expert-major: NULL */
+  float* topkWeights;   /* token-major: [rows, k]; expert-major: NULL */
+  int* tokensPerExpert; /* [E_local] */
+  int* numRows;         /* token-major: rows received; expert-major: unused (NULL) */
+} sclMoeRecv_t;
+/* Token-major: one row per (source rank, source token) with an expert here, ordered by source
+ * rank, then token. Expert-major: out->x is [E_local, R*T_max, H]; expert e's rows are the
+ * (source, token) pairs that chose it, in that order. A non-NULL *handle reuses its routing
+ * (in->topkIdx may be NULL): the backward of combine. */
+sclResult_t sclMoeDispatch(sclMoe_t moe, const sclMoeTokens_t* in, sclMoeRecv_t* out,
+                           sclMoeHandle_t* handle, sclStream_t stream);
+/* Token-major: out[t] = sum over t's destination ranks d, ascending, of expertOut_d[row(t, d)].
+ * Expert-major: out[t] = sum over j ascending with topkIdx[t, j] >= 0 of topkWeights[t, j] *
+ * expertOut[e_j, pos(t, j)] (weights NULL: 1). Accumulates in fp32 in that order, rounds once. */
+sclResult_t sclMoeCombine(sclMoe_t moe, sclMoeHandle_t handle, const void* expertOut,
+                          const float* topkWeights, void* out, sclStream_t stream);
+sclResult_t sclMoeHandleDestroy(sclMoeHandle_t handle);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -11,22 +12,25 @@ namespace stratacl::api {
 namespace {
 
 // One (communicator, stream) share of a group, or one call: its collectives in call order, then
-// one fused batch of sends and receives, all in one turn of the communicator.
+// one fused batch of sends and receives (or one MoE call, which is never grouped), each in a turn
+// of the communicator.
 struct Part {
   std::shared_ptr<Communicator> comm;
   sclStream_t stream = nullptr;
   std::vector<OwnedCall> calls;
   std::vector<P2POp> p2p;
-  std::vector<uint32_t> tickets;  // one per collective, then one for the batch, taken at issue
+  std::optional<moe::Call> moe;
+  std::vector<uint32_t> tickets;  // one per call, then one for the batch, taken at issue
 
   void issue() {
-    for (size_t i = 0; i < calls.size() + (p2p.empty() ? 0 : 1); ++i)
+    for (size_t i = 0; i < calls.size() + (p2p.empty() ? 0 : 1) + (moe ? 1 : 0); ++i)
       tickets.push_back(comm->issue());
   }
   Status run() const {
     size_t t = 0;
     for (const OwnedCall& oc : calls) SCL_TRY(comm->run(tickets[t++], oc.call));
-    if (!p2p.empty()) SCL_TRY(comm->run_p2p(tickets[t], p2p));
+    if (!p2p.empty()) SCL_TRY(comm->run_p2p(tickets[t++], p2p));
+    if (moe) SCL_TRY(comm->run_moe(tickets[t], *moe));
     return Status::Ok();
   }
 };
@@ -38,7 +42,7 @@ struct GroupState {
     for (Part& p : parts) {
       if (p.comm.get() == c && p.stream == s) return p;
     }
-    parts.push_back(Part{share(c), s, {}, {}, {}});
+    parts.push_back(Part{share(c), s, {}, {}, {}, {}});
     return parts.back();
   }
 };
@@ -81,25 +85,35 @@ sclResult_t enqueue(Stream* s, std::vector<Part> parts) {
   return sclSuccess;
 }
 
-// Runs or queues issued parts, grouped by stream. The NULL stream's parts run here.
+// Issues the parts (their tickets, in order) and runs or queues them, grouped by stream; the NULL
+// stream's parts run here. A part for a stream that is no longer live is refused before it takes a
+// ticket: a ticket that never runs would hold up every later call on its communicator.
 sclResult_t dispatch(std::vector<Part> parts) {
+  sclResult_t first = sclSuccess;
+  std::vector<Part> live;
+  for (Part& p : parts) {
+    if (p.stream && !find_stream(p.stream)) {
+      const sclResult_t r = report(
+          p.comm.get(),
+          Errorf(sclInvalidArgument, "stream: %p is not a live sclStream_t", (void*)p.stream));
+      if (first == sclSuccess) first = r;
+      continue;
+    }
+    p.issue();
+    live.push_back(std::move(p));
+  }
   std::vector<const Part*> now;
-  for (const Part& p : parts)
-    if (!p.stream) now.push_back(&p);
   std::vector<sclStream_t> streams;
-  for (const Part& p : parts)
+  for (const Part& p : live) {
+    if (!p.stream) now.push_back(&p);
     if (p.stream && std::find(streams.begin(), streams.end(), p.stream) == streams.end())
       streams.push_back(p.stream);
-  sclResult_t first = sclSuccess;
+  }
   for (sclStream_t st : streams) {
-    Stream* s = find_stream(st);
     std::vector<Part> mine;
-    for (Part& p : parts)
+    for (Part& p : live)
       if (p.stream == st) mine.push_back(std::move(p));
-    const sclResult_t r =
-        s ? enqueue(s, std::move(mine))
-          : report(nullptr,
-                   Errorf(sclInvalidArgument, "stream: %p is not a live sclStream_t", (void*)st));
+    const sclResult_t r = enqueue(find_stream(st), std::move(mine));
     if (first == sclSuccess) first = r;
   }
   if (!now.empty()) {
@@ -128,9 +142,8 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const Call& call) {
     return sclSuccess;
   }
   if (!stream) return report(c, c->run(c->issue(), call));  // the common path: no copies
-  Part p{share(c), stream, {}, {}, {}};
+  Part p{share(c), stream, {}, {}, {}, {}};
   p.calls.emplace_back(call, c->nranks());
-  p.issue();
   std::vector<Part> parts;
   parts.push_back(std::move(p));
   return dispatch(std::move(parts));
@@ -141,8 +154,21 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const P2POp& op) {
     t_group.part(c, stream).p2p.push_back(op);
     return sclSuccess;
   }
-  Part p{share(c), stream, {}, {op}, {}};
-  p.issue();
+  Part p{share(c), stream, {}, {op}, {}, {}};
+  std::vector<Part> parts;
+  parts.push_back(std::move(p));
+  return dispatch(std::move(parts));
+}
+
+sclResult_t submit(Communicator* c, sclStream_t stream, const moe::Call& call) {
+  if (t_group.depth > 0) {
+    return report(c, Errorf(sclInvalidUsage,
+                            "%s: MoE calls cannot be grouped (between sclGroupStart and "
+                            "sclGroupEnd)",
+                            moe::call_name(call.kind)));
+  }
+  if (!stream) return report(c, c->run_moe(c->issue(), call));
+  Part p{share(c), stream, {}, {}, call, {}};
   std::vector<Part> parts;
   parts.push_back(std::move(p));
   return dispatch(std::move(parts));
@@ -158,9 +184,8 @@ sclResult_t group_end() {
     return report(nullptr, Errorf(sclInvalidUsage, "sclGroupEnd without a matching sclGroupStart"));
   }
   if (--t_group.depth > 0) return sclSuccess;
-  std::vector<Part> parts = std::move(t_group.parts);
+  std::vector<Part> parts = std::move(t_group.parts);  // in the order they were first used
   t_group.parts.clear();
-  for (Part& p : parts) p.issue();  // tickets in the order the parts were first used
   return dispatch(std::move(parts));
 }
 

@@ -23,6 +23,8 @@ struct OwnedCall {
 
 sclResult_t submit(Communicator* c, sclStream_t stream, const Call& call);
 sclResult_t submit(Communicator* c, sclStream_t stream, const P2POp& op);
+// MoE calls are never grouped (sclInvalidUsage inside a group).
+sclResult_t submit(Communicator* c, sclStream_t stream, const moe::Call& call);
 
 sclResult_t group_start();
 sclResult_t group_end();

@@ -22,6 +22,10 @@ enum class Coll : uint32_t {
   kScatter,
   kBarrier,
   kSplit,
+  kMoeCreate,  // the MoE steps (src/moe/): the step protocol names them in its messages
+  kMoeDispatch,
+  kMoeCombine,
+  kMoeDestroy,
   kCount
 };
 const char* coll_name(Coll c);

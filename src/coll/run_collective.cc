@@ -26,6 +26,14 @@ const char* coll_name(Coll c) {
       return "barrier";
     case Coll::kSplit:
       return "split";
+    case Coll::kMoeCreate:
+      return "moe-create";
+    case Coll::kMoeDispatch:
+      return "moe-dispatch";
+    case Coll::kMoeCombine:
+      return "moe-combine";
+    case Coll::kMoeDestroy:
+      return "moe-destroy";
     default:
       return "unknown";
   }

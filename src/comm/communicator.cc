@@ -27,6 +27,11 @@ Status Communicator::run_p2p(uint32_t ticket, std::span<const P2POp> ops) {
   return in_turn(ticket, "send/recv", [&] { return stratacl::run_p2p(ctx_, p2p_, ops); });
 }
 
+Status Communicator::run_moe(uint32_t ticket, const moe::Call& call) {
+  return in_turn(ticket, moe::call_name(call.kind),
+                 [&] { return moe::run(ctx_, layout_.moe, call); });
+}
+
 void Communicator::abort() { membership_.abort(); }
 
 void Communicator::destroy() {

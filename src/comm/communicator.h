@@ -30,6 +30,7 @@
 #include "fabric/peer_memory.h"
 #include "fabric/registration_cache.h"
 #include "fabric/staging.h"
+#include "moe/moe.h"
 #include "sync/liveness.h"
 #include "sync/membership.h"
 #include "sync/waiter.h"
@@ -62,6 +63,8 @@ class Communicator : public sclComm {
   // Runs one collective, or a batch of point-to-point ops, blocking, in its ticket's turn.
   Status run(uint32_t ticket, const Call& call);
   Status run_p2p(uint32_t ticket, std::span<const P2POp> ops);
+  // One MoE call (moe/moe.h), in its ticket's turn.
+  Status run_moe(uint32_t ticket, const moe::Call& call);
   // sclCommSplit, in its ticket's turn: a child, or null for SCL_SPLIT_NOCOLOR.
   Result<std::shared_ptr<Communicator>> split(uint32_t ticket, int color, int key,
                                               const sclConfig_t* config);

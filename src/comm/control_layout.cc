@@ -8,6 +8,7 @@ ControlLayout ControlLayout::of(int nranks) {
   l.cma = l.regions.add<CmaVerdict>();
   l.settings = l.regions.add<SharedSettings>();
   l.split = l.regions.add<SplitAnnouncement>();
+  l.moe = l.regions.add<moe::Lines>();
   return l;
 }
 

@@ -7,6 +7,7 @@
 
 #include "coll/context.h"
 #include "fabric/cma_agreement.h"
+#include "moe/lines.h"
 #include "sync/region.h"
 
 namespace stratacl {
@@ -32,6 +33,7 @@ struct ControlLayout {
   Region<CmaVerdict> cma;
   Region<SharedSettings> settings;
   Region<SplitAnnouncement> split;
+  Region<moe::Lines> moe;
 
   static ControlLayout of(int nranks);
   size_t bytes() const { return regions.total_bytes(); }

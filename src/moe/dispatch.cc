@@ -1,0 +1,164 @@
+// Dispatch: every rank publishes its rows, scales, expert ids and weights; every receiver reads all
+// ranks' ids, builds the routing (or reuses a handle's), and pulls the rows routed to it straight
+// into its receive buffer, in source-rank then source-token order, quantising in flight when asked.
+#include <algorithm>
+#include <vector>
+
+#include "moe/published.h"
+#include "moe/rows.h"
+#include "moe/steps.h"
+
+namespace stratacl::moe {
+namespace {
+
+// Every rank's expert ids, read from their published arrays and checked (a peer's ids were checked
+// by its own API; invalid ones here mean a corrupt peer).
+Result<std::shared_ptr<const Routing>> gather_routing(CollContext& c, Region<Lines> lines,
+                                                      const Plan& p) {
+  std::vector<std::vector<int64_t>> ids(size_t(c.nranks));
+  const size_t row_bytes = size_t(p.topk) * sizeof(int64_t);
+  for (int s = 0; s < c.nranks; ++s) {
+    const Lines theirs = *lines.in(c.cb(s));
+    if (theirs.tokens < 0 || theirs.tokens > p.max_tokens) {
+      return Errorf(sclRemoteError, "%s: rank %d published %d tokens (at most %d)",
+                    c.where().c_str(), s, theirs.tokens, p.max_tokens);
+    }
+    ids[size_t(s)].resize(size_t(theirs.tokens) * size_t(p.topk));
+    SCL_TRY(c.read_block(s, theirs.topk, 0, 0, size_t(theirs.tokens) * row_bytes,
+                         reinterpret_cast<char*>(ids[size_t(s)].data())));
+    Status valid = check_topk(p, ids[size_t(s)].data(), theirs.tokens, "topkIdx");
+    if (!valid.ok()) {
+      return Status(sclRemoteError, c.where() + ": rank " + std::to_string(s) +
+                                        " published invalid expert ids: " + valid.message());
+    }
+  }
+  return std::shared_ptr<const Routing>(std::make_shared<Routing>(p, std::move(ids)));
+}
+
+// Writes row t of source s into `dst` (and its scales into `dst_scales`), as recvType.
+Status pull_row(CollContext& c, const Plan& p, const Lines& from, int s, int t, char* dst,
+                float* dst_scales, std::vector<char>& scratch) {
+  if (p.x_type == p.recv_type) {
+    SCL_TRY(c.read_block(s, from.x, size_t(t), 0, p.x_row_bytes(), dst));
+    if (p.x_fp8()) {
+      const size_t bytes = p.scale_cols() * sizeof(float);
+      SCL_TRY(
+          c.read_block(s, from.scales, size_t(t), 0, bytes, reinterpret_cast<char*>(dst_scales)));
+    }
+    return Status::Ok();
+  }
+  Result<const char*> row = peer_row(c, s, from.x, size_t(t), p.x_row_bytes(), scratch);
+  if (!row.ok()) return row.status();
+  quantize_bf16_to_e4m3(*row, p.hidden, dst, dst_scales);
+  return Status::Ok();
+}
+
+// Token-major: one row per (s, t) with an expert here, ordered by s then t.
+Status pull_token_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
+                        const sclMoeRecv_t& out) {
+  const size_t k = size_t(p.topk);
+  std::vector<char> scratch;
+  std::vector<float> weights(k);
+  std::fill_n(out.tokensPerExpert, p.local_experts, 0);
+  size_t row = 0;
+  for (int s = 0; s < c.nranks; ++s) {
+    const Lines from = *lines.in(c.cb(s));
+    for (int t = 0; t < routing.tokens(s); ++t) {
+      const std::span<const int> dests = routing.destinations(s, t);
+      if (!std::binary_search(dests.begin(), dests.end(), c.rank)) continue;
+      char* dst = static_cast<char*>(out.x) + row * p.recv_row_bytes();
+      float* dst_scales = out.scales ? out.scales + row * p.scale_cols() : nullptr;
+      SCL_TRY(pull_row(c, p, from, s, t, dst, dst_scales, scratch));
+      std::fill(weights.begin(), weights.end(), 0.0f);
+      if (from.weights.kind != RefKind::kNone) {
+        SCL_TRY(c.read_block(s, from.weights, size_t(t), 0, k * sizeof(float),
+                             reinterpret_cast<char*>(weights.data())));
+      }
+      const int64_t* ids = routing.ids(s, t);
+      for (size_t j = 0; j < k; ++j) {
+        const bool here = ids[j] >= 0 && p.owner[size_t(ids[j])] == c.rank;
+        const int local = here ? p.local_index[size_t(ids[j])] : -1;
+        if (out.topkIdx) out.topkIdx[row * k + j] = local;
+        if (out.topkWeights) out.topkWeights[row * k + j] = here ? weights[j] : 0.0f;
+        if (here) ++out.tokensPerExpert[local];
+      }
+      ++row;
+    }
+  }
+  if (out.numRows) *out.numRows = int(row);
+  return Status::Ok();
+}
+
+// Expert-major: local expert e's rows are the (s, t) pairs that chose it, packed from row 0.
+Status pull_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
+                         const sclMoeRecv_t& out) {
+  std::vector<char> scratch;
+  std::vector<int> count(size_t(p.local_experts), 0);
+  for (int s = 0; s < c.nranks; ++s) {
+    const Lines from = *lines.in(c.cb(s));
+    for (int t = 0; t < routing.tokens(s); ++t) {
+      const int64_t* ids = routing.ids(s, t);
+      for (int j = 0; j < p.topk; ++j) {
+        if (ids[j] < 0 || p.owner[size_t(ids[j])] != c.rank) continue;
+        const int e = p.local_index[size_t(ids[j])];
+        const size_t row = size_t(e) * p.expert_rows() + size_t(count[size_t(e)]++);
+        char* dst = static_cast<char*>(out.x) + row * p.recv_row_bytes();
+        float* dst_scales = out.scales ? out.scales + row * p.scale_cols() : nullptr;
+        SCL_TRY(pull_row(c, p, from, s, t, dst, dst_scales, scratch));
+      }
+    }
+  }
+  std::copy(count.begin(), count.end(), out.tokensPerExpert);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status dispatch(CollContext& c, Region<Lines> lines, const Call& call) {
+  const Plan& p = *call.plan;
+  const size_t tokens = size_t(call.tokens), k = size_t(p.topk);
+  Lines& mine = *lines.in(c.me());
+  mine = Lines{};
+  mine.plan_digest = p.digest;
+  mine.handle_id = call.reuse ? call.handle->id : 0;
+  mine.tokens = call.tokens;
+  // What peers read of ours; foreign memory is staged, and kept until every peer is done.
+  StagedBlock staged[4];
+  auto publish = [&](LocalBuffer buf, size_t row_bytes, int slot, RemoteRef* ref) -> Status {
+    Result<RemoteRef> r = publish_rows(c, buf, tokens * row_bytes, row_bytes, &staged[slot]);
+    if (!r.ok()) return r.status();
+    *ref = *r;
+    return Status::Ok();
+  };
+  SCL_TRY(publish(call.x, p.x_row_bytes(), 0, &mine.x));
+  if (p.x_fp8()) SCL_TRY(publish(call.scales, p.scale_cols() * sizeof(float), 1, &mine.scales));
+  if (!call.reuse) SCL_TRY(publish(call.topk, k * sizeof(int64_t), 2, &mine.topk));
+  if (call.weights.ptr) SCL_TRY(publish(call.weights, k * sizeof(float), 3, &mine.weights));
+
+  std::shared_ptr<const Routing> routing = call.reuse ? call.handle->routing : nullptr;
+  Status s = run_step(c, step_desc(c, call), [&](const std::vector<CallDesc>&) -> Status {
+    SCL_TRY(agree(c, lines));
+    if (routing) {
+      for (int r = 0; r < c.nranks; ++r) {
+        if (lines.in(c.cb(r))->tokens != routing->tokens(r)) {
+          return Errorf(sclInvalidUsage,
+                        "%s: rank %d passes %d tokens to a dispatch that reuses a handle of %d",
+                        c.where().c_str(), r, lines.in(c.cb(r))->tokens, routing->tokens(r));
+        }
+      }
+    } else {
+      Result<std::shared_ptr<const Routing>> r = gather_routing(c, lines, p);
+      if (!r.ok()) return r.status();
+      routing = *r;
+    }
+    return p.expert_major ? pull_expert_major(c, lines, p, *routing, call.out)
+                          : pull_token_major(c, lines, p, *routing, call.out);
+  });
+  if (is_fatal(s)) {
+    for (StagedBlock& b : staged) c.quarantine->keep(std::move(b));
+  }
+  if (s.ok() && !call.reuse) call.handle->routing = routing;
+  return s;
+}
+
+}  // namespace stratacl::moe

@@ -1,0 +1,60 @@
+#include "moe/rows.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "moe/plan.h"
+#include "reduce/convert.h"
+
+namespace stratacl::moe {
+
+void quantize_bf16_to_e4m3(const void* row, int hidden, void* out, float* scales) {
+  const auto* in = static_cast<const uint16_t*>(row);
+  auto* q = static_cast<uint8_t*>(out);
+  for (int b = 0; b < hidden / kScaleBlock; ++b) {
+    float block[kScaleBlock];
+    float amax = 0.0f;
+    for (int i = 0; i < kScaleBlock; ++i) {
+      block[i] = reduce::bf16_to_float(in[b * kScaleBlock + i]);
+      amax = std::fmax(amax, std::fabs(block[i]));  // fmax: a NaN does not poison the scale
+    }
+    const float scale = std::fmax(amax, 1e-4f) / 448.0f;
+    scales[b] = scale;
+    for (int i = 0; i < kScaleBlock; ++i)
+      q[b * kScaleBlock + i] = reduce::float_to_e4m3(block[i] / scale);
+  }
+}
+
+void accumulate_row(float* acc, const void* row, sclDataType_t type, int hidden, float weight) {
+  switch (type) {
+    case sclBfloat16:
+      for (int i = 0; i < hidden; ++i)
+        acc[i] += weight * reduce::bf16_to_float(static_cast<const uint16_t*>(row)[i]);
+      return;
+    case sclFloat16:
+      for (int i = 0; i < hidden; ++i)
+        acc[i] += weight * reduce::half_to_float(static_cast<const uint16_t*>(row)[i]);
+      return;
+    default:
+      for (int i = 0; i < hidden; ++i) acc[i] += weight * static_cast<const float*>(row)[i];
+      return;
+  }
+}
+
+void store_row(void* out, const float* acc, sclDataType_t type, int hidden) {
+  switch (type) {
+    case sclBfloat16:
+      for (int i = 0; i < hidden; ++i)
+        static_cast<uint16_t*>(out)[i] = reduce::float_to_bf16(acc[i]);
+      return;
+    case sclFloat16:
+      for (int i = 0; i < hidden; ++i)
+        static_cast<uint16_t*>(out)[i] = reduce::float_to_half(acc[i]);
+      return;
+    default:
+      std::memcpy(out, acc, size_t(hidden) * sizeof(float));
+      return;
+  }
+}
+
+}  // namespace stratacl::moe
