@@ -15,5 +15,6 @@ int run_p2p(int argc, char** argv);
 int run_mixed(int argc, char** argv);
 int run_order(int argc, char** argv);
 int run_step_wrap(int argc, char** argv);
+int run_moe(int argc, char** argv);
 
 }  // namespace mp
