@@ -1,38 +1,82 @@
 // Combine: every rank publishes its expert outputs; every rank pulls, for each of its tokens, the
 // rows its dispatch sent out, from the ranks that hold them, and sums them in fp32 in a fixed
 // order (token-major: ascending destination rank; expert-major: ascending top-k slot, weighted),
-// rounding once. Every run gives the same bits.
+// rounding once, with the reduction kernels (reduce/reduce.h). Every run gives the same bits.
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "moe/published.h"
-#include "moe/rows.h"
 #include "moe/steps.h"
+#include "reduce/reduce.h"
 
 namespace stratacl::moe {
 namespace {
 
-// Rows this rank's expert outputs hold, which its peers may address.
-size_t rows_held(const CollContext& c, const Plan& p, const Routing& routing) {
-  return p.expert_major ? size_t(p.local_experts) * p.expert_rows()
-                        : size_t(routing.rows_at(c.rank));
+// This rank's expert outputs, for its peers. Token-major: block = row. Expert-major: block e =
+// local expert e's rows, of which only those routed to it are published (staged copies of
+// foreign memory stay as small as the routing allows).
+Result<RemoteRef> publish_outputs(const CollContext& c, const Plan& p, const Routing& routing,
+                                  LocalBuffer expert_out, StagedBlock* staged) {
+  const size_t row = p.out_row_bytes();
+  if (!p.expert_major)
+    return publish_rows(c, expert_out, size_t(routing.rows_at(c.rank)) * row, row, staged);
+  size_t most = 0;
+  for (int g = 0; g < p.num_experts; ++g) {
+    if (p.owner[size_t(g)] == c.rank)
+      most = std::max(most, size_t(routing.pairs_before(g, c.nranks)));
+  }
+  return publish_blocks(c, Outgoing{expert_out, p.expert_rows() * row, p.local_experts, most * row},
+                        staged);
 }
+
+// The rows one token sums, in order: pointers into peers' mapped outputs, or read into scratch.
+class Terms {
+ public:
+  explicit Terms(size_t most) : scratch_(most) {}
+  void clear() {
+    rows_.clear();
+    weights_.clear();
+  }
+  Status add(const CollContext& c, int peer, const RemoteRef& ref, size_t block, size_t offset,
+             size_t bytes, float weight) {
+    Result<const char*> src =
+        peer_bytes(c, peer, ref, block, offset, bytes, scratch_[rows_.size()]);
+    if (!src.ok()) return src.status();
+    rows_.push_back(*src);
+    weights_.push_back(weight);
+    return Status::Ok();
+  }
+  // Writes the (weighted) sum of the terms, or a zero row when there are none.
+  void sum_into(char* dst, const Plan& p, bool weighted) const {
+    const int n = int(rows_.size());
+    if (n == 0) {
+      std::memset(dst, 0, p.out_row_bytes());
+    } else if (weighted) {
+      reduce::weighted_sum_n(dst, rows_.data(), weights_.data(), n, size_t(p.hidden), p.out_type);
+    } else {
+      reduce::reduce_n(dst, rows_.data(), n, size_t(p.hidden), p.out_type, sclSum, 1);
+    }
+  }
+
+ private:
+  std::vector<std::vector<char>> scratch_;
+  std::vector<const void*> rows_;
+  std::vector<float> weights_;
+};
 
 Status sum_token_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
                        char* out) {
   const int o = c.rank;
-  std::vector<float> acc(size_t(p.hidden));
-  std::vector<char> scratch;
+  Terms terms(size_t(c.nranks));
   std::vector<int64_t> sent(size_t(c.nranks), 0);  // our earlier tokens each rank holds rows of
   for (int t = 0; t < routing.tokens(o); ++t) {
-    std::fill(acc.begin(), acc.end(), 0.0f);
+    terms.clear();
     for (int d : routing.destinations(o, t)) {
       const size_t row = size_t(routing.rows_before(d, o) + sent[size_t(d)]++);
-      Result<const char*> src =
-          peer_row(c, d, lines.in(c.cb(d))->expert_out, row, p.out_row_bytes(), scratch);
-      if (!src.ok()) return src.status();
-      accumulate_row(acc.data(), *src, p.out_type, p.hidden, 1.0f);
+      SCL_TRY(terms.add(c, d, lines.in(c.cb(d))->expert_out, row, 0, p.out_row_bytes(), 1.0f));
     }
-    store_row(out + size_t(t) * p.out_row_bytes(), acc.data(), p.out_type, p.hidden);
+    terms.sum_into(out + size_t(t) * p.out_row_bytes(), p, false);
   }
   return Status::Ok();
 }
@@ -40,25 +84,22 @@ Status sum_token_major(CollContext& c, Region<Lines> lines, const Plan& p, const
 Status sum_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
                         const float* weights, char* out) {
   const int o = c.rank;
-  std::vector<float> acc(size_t(p.hidden));
-  std::vector<char> scratch;
+  Terms terms(size_t(p.topk));
   std::vector<int64_t> chose(size_t(p.num_experts), 0);  // our earlier tokens that chose each
   for (int t = 0; t < routing.tokens(o); ++t) {
-    std::fill(acc.begin(), acc.end(), 0.0f);
+    terms.clear();
     const int64_t* ids = routing.ids(o, t);
     for (int j = 0; j < p.topk; ++j) {
       if (ids[j] < 0) continue;
       const size_t g = size_t(ids[j]);
       const int d = p.owner[g];
       const size_t pos = size_t(routing.pairs_before(int(g), o) + chose[g]++);
-      const size_t row = size_t(p.local_index[g]) * p.expert_rows() + pos;
-      Result<const char*> src =
-          peer_row(c, d, lines.in(c.cb(d))->expert_out, row, p.out_row_bytes(), scratch);
-      if (!src.ok()) return src.status();
+      const size_t row = p.out_row_bytes();
       const float w = weights ? weights[size_t(t) * size_t(p.topk) + size_t(j)] : 1.0f;
-      accumulate_row(acc.data(), *src, p.out_type, p.hidden, w);
+      SCL_TRY(terms.add(c, d, lines.in(c.cb(d))->expert_out, size_t(p.local_index[g]), pos * row,
+                        row, w));
     }
-    store_row(out + size_t(t) * p.out_row_bytes(), acc.data(), p.out_type, p.hidden);
+    terms.sum_into(out + size_t(t) * p.out_row_bytes(), p, weights != nullptr);
   }
   return Status::Ok();
 }
@@ -74,9 +115,7 @@ Status combine(CollContext& c, Region<Lines> lines, const Call& call) {
   mine.handle_id = call.handle->id;
   mine.tokens = call.handle->tokens;
   StagedBlock staged;
-  const size_t rows = rows_held(c, p, routing);
-  Result<RemoteRef> ref =
-      publish_rows(c, call.expert_out, rows * p.out_row_bytes(), p.out_row_bytes(), &staged);
+  Result<RemoteRef> ref = publish_outputs(c, p, routing, call.expert_out, &staged);
   if (!ref.ok()) return ref.status();
   mine.expert_out = *ref;
   Status s = run_step(c, step_desc(c, call), [&](const std::vector<CallDesc>&) -> Status {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "moe/published.h"
-#include "moe/rows.h"
+#include "moe/quantize.h"
 #include "moe/steps.h"
 
 namespace stratacl::moe {
@@ -47,7 +47,7 @@ Status pull_row(CollContext& c, const Plan& p, const Lines& from, int s, int t, 
     }
     return Status::Ok();
   }
-  Result<const char*> row = peer_row(c, s, from.x, size_t(t), p.x_row_bytes(), scratch);
+  Result<const char*> row = peer_bytes(c, s, from.x, size_t(t), 0, p.x_row_bytes(), scratch);
   if (!row.ok()) return row.status();
   quantize_bf16_to_e4m3(*row, p.hidden, dst, dst_scales);
   return Status::Ok();

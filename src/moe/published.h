@@ -1,5 +1,5 @@
 // Publishing a rank's MoE arrays and reading its peers' rows: fabric/staging.h and the peer-memory
-// seam, with rows as blocks.
+// seam, with rows (or groups of rows) as blocks.
 #pragma once
 
 #include <cstddef>
@@ -15,9 +15,12 @@ namespace stratacl::moe {
 Result<RemoteRef> publish_rows(const CollContext& c, LocalBuffer buf, size_t bytes,
                                size_t row_bytes, StagedBlock* staged);
 
-// Row `row` of what `peer` published as `ref` (rows of `bytes`): a pointer to it where it is mapped
-// here, else read into `scratch`.
-Result<const char*> peer_row(const CollContext& c, int peer, const RemoteRef& ref, size_t row,
-                             size_t bytes, std::vector<char>& scratch);
+// Publishes the blocks of `out` (foreign memory: only those bytes are staged, into `*staged`).
+Result<RemoteRef> publish_blocks(const CollContext& c, const Outgoing& out, StagedBlock* staged);
+
+// `bytes` at `offset` in block `block` of what `peer` published as `ref`: a pointer to them where
+// they are mapped here, else read into `scratch`.
+Result<const char*> peer_bytes(const CollContext& c, int peer, const RemoteRef& ref, size_t block,
+                               size_t offset, size_t bytes, std::vector<char>& scratch);
 
 }  // namespace stratacl::moe

@@ -109,6 +109,26 @@ void reduce_n(void* dst, const void* const* srcs, int nsrc, size_t count, sclDat
   reduce_n_isa(active_isa(), dst, srcs, nsrc, count, dt, op, avg_divisor);
 }
 
+void weighted_sum_n_isa(Isa isa, void* dst, const void* const* srcs, const float* weights, int nsrc,
+                        size_t count, sclDataType_t dt) {
+  assert(nsrc >= 1 && weights);
+  if (count == 0 || nsrc < 1 || !weights) return;
+  switch (clamp_to_supported(isa)) {
+    case Isa::kAvx512:
+      return detail::weighted_sum_n_avx512(dst, srcs, weights, nsrc, count, dt);
+    case Isa::kAvx2:
+      return detail::weighted_sum_n_avx2(dst, srcs, weights, nsrc, count, dt);
+    case Isa::kScalar:
+      break;
+  }
+  detail::weighted_sum_n_scalar(dst, srcs, weights, nsrc, count, dt);
+}
+
+void weighted_sum_n(void* dst, const void* const* srcs, const float* weights, int nsrc,
+                    size_t count, sclDataType_t dt) {
+  weighted_sum_n_isa(active_isa(), dst, srcs, weights, nsrc, count, dt);
+}
+
 size_t dtype_size(sclDataType_t dt) {
   switch (dt) {
     case sclInt8:

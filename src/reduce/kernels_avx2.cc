@@ -94,4 +94,9 @@ void reduce_n_avx2(void* dst, const void* const* srcs, int nsrc, size_t count, s
   reduce_n_impl<SimdConverters<Avx2Lanes>>(dst, srcs, nsrc, count, dt, op, avg_divisor);
 }
 
+void weighted_sum_n_avx2(void* dst, const void* const* srcs, const float* weights, int nsrc,
+                         size_t count, sclDataType_t dt) {
+  weighted_sum_impl<SimdConverters<Avx2Lanes>>(dst, srcs, weights, nsrc, count, dt);
+}
+
 }  // namespace stratacl::reduce::detail

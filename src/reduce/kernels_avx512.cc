@@ -98,4 +98,9 @@ void reduce_n_avx512(void* dst, const void* const* srcs, int nsrc, size_t count,
   reduce_n_impl<SimdConverters<Avx512Lanes>>(dst, srcs, nsrc, count, dt, op, avg_divisor);
 }
 
+void weighted_sum_n_avx512(void* dst, const void* const* srcs, const float* weights, int nsrc,
+                           size_t count, sclDataType_t dt) {
+  weighted_sum_impl<SimdConverters<Avx512Lanes>>(dst, srcs, weights, nsrc, count, dt);
+}
+
 }  // namespace stratacl::reduce::detail

@@ -282,6 +282,93 @@ void reduce_narrow(unsigned char* dst, const void* const* srcs, int nsrc, size_t
   reduce_narrow_tiles<Cvt, Op, kSmallNarrowTile>(dst, srcs, nsrc, full, count, avg_divisor);
 }
 
+// ---- Weighted sums (MoE combine): acc = w[0] * srcs[0], then acc = acc + w[k] * srcs[k]. ----
+
+// float32 as a "narrow" format: widening is a load, narrowing canonicalises NaNs.
+struct F32Cvt {
+  static constexpr size_t kBytes = 4;
+  template <size_t N>
+  static void widen(float* __restrict out, const unsigned char* __restrict in) {
+    __builtin_memcpy(out, in, N * sizeof(float));
+  }
+  template <size_t N>
+  static void narrow(unsigned char* __restrict out, const float* __restrict in) {
+    alignas(64) float tmp[N];
+    __builtin_memcpy(tmp, in, N * sizeof(float));
+    canonicalize_nan_tile<float, N>(tmp);
+    __builtin_memcpy(out, tmp, N * sizeof(float));
+  }
+};
+
+template <size_t N>
+void scale_tile(float* __restrict v, float w) {
+  for (size_t i = 0; i < N; ++i) v[i] = v[i] * w;
+}
+
+// As reduce_narrow_tiles, each source scaled by its weight before it is added. The products are
+// rounded to float32 before the sum: these TUs are built with -ffp-contract=off, so no ISA fuses
+// them into an FMA and every ISA gives the scalar bits.
+template <class Cvt, size_t N>
+void weighted_tiles(unsigned char* dst, const void* const* srcs, const float* weights, int nsrc,
+                    size_t begin, size_t end) {
+  constexpr size_t kRawBytes = N * Cvt::kBytes;
+  alignas(64) float acc[N];
+  alignas(64) float next[N];
+  alignas(64) unsigned char raw[kRawBytes];
+  for (size_t base = begin; base < end; base += N) {
+    const size_t n = end - base < N ? end - base : N;
+    const size_t off = base * Cvt::kBytes, bytes = n * Cvt::kBytes;
+    auto source = [&](int k) {
+      const unsigned char* src = static_cast<const unsigned char*>(srcs[k]) + off;
+      if (n == N) return src;
+      __builtin_memcpy(raw, src, bytes);
+      __builtin_memset(raw + bytes, 0, kRawBytes - bytes);
+      return static_cast<const unsigned char*>(raw);
+    };
+    Cvt::template widen<N>(acc, source(0));
+    scale_tile<N>(acc, weights[0]);
+    for (int k = 1; k < nsrc; ++k) {
+      Cvt::template widen<N>(next, source(k));
+      scale_tile<N>(next, weights[k]);
+      combine_float_tile<OpSum, N>(acc, next);
+    }
+    if (n == N) {
+      Cvt::template narrow<N>(dst + off, acc);
+    } else {
+      Cvt::template narrow<N>(raw, acc);
+      __builtin_memcpy(dst + off, raw, bytes);
+    }
+  }
+}
+
+template <class Cvt>
+void weighted(unsigned char* dst, const void* const* srcs, const float* weights, int nsrc,
+              size_t count) {
+  const size_t full = count / kNarrowTile * kNarrowTile;
+  weighted_tiles<Cvt, kNarrowTile>(dst, srcs, weights, nsrc, 0, full);
+  weighted_tiles<Cvt, kSmallNarrowTile>(dst, srcs, weights, nsrc, full, count);
+}
+
+template <class Cvts>
+void weighted_sum_impl(void* dst_v, const void* const* srcs, const float* weights, int nsrc,
+                       size_t count, sclDataType_t dt) {
+  auto* dst = static_cast<unsigned char*>(dst_v);
+  switch (dt) {
+    case sclFloat32:
+      return weighted<F32Cvt>(dst, srcs, weights, nsrc, count);
+    case sclFloat16:
+      return weighted<typename Cvts::Fp16>(dst, srcs, weights, nsrc, count);
+    case sclBfloat16:
+      return weighted<typename Cvts::Bf16>(dst, srcs, weights, nsrc, count);
+    case sclFloat8e4m3:
+      return weighted<typename Cvts::E4m3>(dst, srcs, weights, nsrc, count);
+    case sclFloat8e5m2:
+      return weighted<typename Cvts::E5m2>(dst, srcs, weights, nsrc, count);
+    default:
+      return;
+  }
+}
+
 // ---- Dispatch on op and type. ----
 
 template <class Fn>

@@ -10,4 +10,9 @@ void reduce_n_scalar(void* dst, const void* const* srcs, int nsrc, size_t count,
   reduce_n_impl<GenericConverters>(dst, srcs, nsrc, count, dt, op, avg_divisor);
 }
 
+void weighted_sum_n_scalar(void* dst, const void* const* srcs, const float* weights, int nsrc,
+                           size_t count, sclDataType_t dt) {
+  weighted_sum_impl<GenericConverters>(dst, srcs, weights, nsrc, count, dt);
+}
+
 }  // namespace stratacl::reduce::detail

@@ -54,6 +54,17 @@ void reduce_n(void* dst, const void* const* srcs, int nsrc, size_t count, sclDat
 void reduce_n_isa(Isa isa, void* dst, const void* const* srcs, int nsrc, size_t count,
                   sclDataType_t dt, sclRedOp_t op, int avg_divisor);
 
+// Weighted sum of the floating types (MoE combine): each element is
+//   round_dt(((w[0] * s[0]) + w[1] * s[1]) + ... + w[nsrc-1] * s[nsrc-1])
+// with every input widened exactly to float32, every product rounded to float32 before it is
+// added (never fused), the sum in that order, and one rounding to dt as reduce_n rounds (float32:
+// NaNs canonical). dt: float32, float16, bfloat16, fp8 e4m3/e5m2; others do nothing. Bit-identical
+// across ISAs; the alignment and overlap rules of reduce_n.
+void weighted_sum_n(void* dst, const void* const* srcs, const float* weights, int nsrc,
+                    size_t count, sclDataType_t dt);
+void weighted_sum_n_isa(Isa isa, void* dst, const void* const* srcs, const float* weights, int nsrc,
+                        size_t count, sclDataType_t dt);
+
 // Bytes per element; 0 for an invalid type.
 size_t dtype_size(sclDataType_t dt);
 // "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64",
@@ -72,6 +83,12 @@ void reduce_n_avx2(void* dst, const void* const* srcs, int nsrc, size_t count, s
                    sclRedOp_t op, int avg_divisor);
 void reduce_n_avx512(void* dst, const void* const* srcs, int nsrc, size_t count, sclDataType_t dt,
                      sclRedOp_t op, int avg_divisor);
+void weighted_sum_n_scalar(void* dst, const void* const* srcs, const float* weights, int nsrc,
+                           size_t count, sclDataType_t dt);
+void weighted_sum_n_avx2(void* dst, const void* const* srcs, const float* weights, int nsrc,
+                         size_t count, sclDataType_t dt);
+void weighted_sum_n_avx512(void* dst, const void* const* srcs, const float* weights, int nsrc,
+                           size_t count, sclDataType_t dt);
 }  // namespace detail
 
 }  // namespace stratacl::reduce

@@ -3,39 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "reduce/convert.h"
-
 namespace moe_workload {
 namespace {
-
-namespace cv = stratacl::reduce;
-
-float load(const char* row, size_t i, sclDataType_t t) {
-  switch (t) {
-    case sclBfloat16:
-      return cv::bf16_to_float(reinterpret_cast<const uint16_t*>(row)[i]);
-    case sclFloat16:
-      return cv::half_to_float(reinterpret_cast<const uint16_t*>(row)[i]);
-    default:
-      return reinterpret_cast<const float*>(row)[i];
-  }
-}
-
-void store_row(char* row, const float* acc, size_t n, sclDataType_t t) {
-  for (size_t i = 0; i < n; ++i) {
-    switch (t) {
-      case sclBfloat16:
-        reinterpret_cast<uint16_t*>(row)[i] = cv::float_to_bf16(acc[i]);
-        break;
-      case sclFloat16:
-        reinterpret_cast<uint16_t*>(row)[i] = cv::float_to_half(acc[i]);
-        break;
-      default:
-        reinterpret_cast<float*>(row)[i] = acc[i];
-        break;
-    }
-  }
-}
 
 // Offsets of consecutive blocks of the given sizes.
 std::vector<size_t> offsets(const std::vector<size_t>& sizes) {
@@ -52,8 +21,8 @@ std::vector<size_t> times(const std::vector<size_t>& counts, size_t bytes) {
 
 }  // namespace
 
-AlltoallvExchange::AlltoallvExchange(const Shape& shape, Transport& transport)
-    : shape_(shape), transport_(transport) {
+AlltoallvExchange::AlltoallvExchange(const Shape& shape, Transport& transport, SumRows sum)
+    : shape_(shape), transport_(transport), sum_(sum) {
   const size_t row_and_scales =
       shape_.recv_row_bytes() + (shape_.recv_type == sclFloat8e4m3 ? shape_.scale_cols() * 4 : 0);
   meta_at_ = (row_and_scales + 7) / 8 * 8;
@@ -210,31 +179,29 @@ void AlltoallvExchange::combine(const void* expert_out, const float* weights, vo
 
   // Sum in the order of sclMoeCombine, rounding once.
   std::vector<size_t> next(recv_at);  // byte offset of the next unread row from each rank
-  std::vector<float> acc(H);
+  std::vector<const void*> rows;
+  std::vector<float> w;
   for (int t = 0; t < T; ++t) {
-    std::fill(acc.begin(), acc.end(), 0.0f);
     const int64_t* ids = &ids_[size_t(t) * k];
-    std::vector<uint8_t> seen(size_t(R), 0);
+    rows.clear();
+    w.clear();
+    auto take = [&](int d, float weight) {
+      rows.push_back(recv + next[size_t(d)]);
+      next[size_t(d)] += row;
+      w.push_back(weight);
+    };
     if (!p.expert_major) {
+      std::vector<uint8_t> seen(size_t(R), 0);
       for (size_t j = 0; j < k; ++j)
         if (ids[j] >= 0) seen[size_t(p.owner[size_t(ids[j])])] = 1;
-      for (int d = 0; d < R; ++d) {
-        if (!seen[size_t(d)]) continue;
-        const char* r = recv + next[size_t(d)];
-        next[size_t(d)] += row;
-        for (size_t h = 0; h < H; ++h) acc[h] += load(r, h, p.out_type);
-      }
+      for (int d = 0; d < R; ++d)
+        if (seen[size_t(d)]) take(d, 1.0f);
     } else {
-      for (size_t j = 0; j < k; ++j) {
-        if (ids[j] < 0) continue;
-        const int d = p.owner[size_t(ids[j])];
-        const char* r = recv + next[size_t(d)];
-        next[size_t(d)] += row;
-        const float w = weights ? weights[size_t(t) * k + j] : 1.0f;
-        for (size_t h = 0; h < H; ++h) acc[h] += w * load(r, h, p.out_type);
-      }
+      for (size_t j = 0; j < k; ++j)
+        if (ids[j] >= 0) take(p.owner[size_t(ids[j])], weights ? weights[size_t(t) * k + j] : 1.0f);
     }
-    store_row(static_cast<char*>(out) + size_t(t) * row, acc.data(), H, p.out_type);
+    sum_(static_cast<char*>(out) + size_t(t) * row, rows.data(), weights ? w.data() : nullptr,
+         int(rows.size()), H, p.out_type);
   }
 }
 

@@ -36,7 +36,9 @@ class Transport {
 
 class AlltoallvExchange {
  public:
-  AlltoallvExchange(const Shape& shape, Transport& transport);
+  // `sum`: combine's arithmetic (workload.h); a program with faster kernels of the same bits
+  // passes them (scl-bench passes the library's), so that comparisons measure the communication.
+  AlltoallvExchange(const Shape& shape, Transport& transport, SumRows sum = sum_rows);
   ~AlltoallvExchange();
   AlltoallvExchange(const AlltoallvExchange&) = delete;
   AlltoallvExchange& operator=(const AlltoallvExchange&) = delete;
@@ -59,6 +61,7 @@ class AlltoallvExchange {
 
   const Shape shape_;
   Transport& transport_;
+  SumRows sum_;
   size_t meta_at_ = 0;  // a record's ids after its row and scales, 8-aligned
   Staging send_, recv_, back_send_, back_recv_;
   std::vector<uint8_t> quantised_;

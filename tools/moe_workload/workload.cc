@@ -377,30 +377,45 @@ std::vector<char> Workload::expert_out(int d, uint64_t salt) const {
 
 std::vector<char> Workload::expected_combine(int o, uint64_t salt, const float* weights) const {
   const Shape& p = shape_;
-  const size_t H = size_t(p.hidden), k = size_t(p.topk);
-  std::vector<char> out(size_t(tokens_[size_t(o)]) * p.out_row_bytes());
-  std::vector<char> row(p.out_row_bytes());
-  std::vector<float> acc(H);
+  const size_t k = size_t(p.topk), row = p.out_row_bytes();
+  std::vector<char> out(size_t(tokens_[size_t(o)]) * row);
+  std::vector<std::vector<char>> terms(k, std::vector<char>(row));
+  std::vector<const void*> rows;
+  std::vector<float> w;
   for (int t = 0; t < tokens_[size_t(o)]; ++t) {
-    std::fill(acc.begin(), acc.end(), 0.0f);
+    rows.clear();
+    w.clear();
     if (!p.expert_major) {
       for (int d : destinations(o, t)) {
-        fill_expert_row(o, t, d, salt, row.data());
-        for (size_t h = 0; h < H; ++h) acc[h] += load(row.data(), h, p.out_type);
+        fill_expert_row(o, t, d, salt, terms[rows.size()].data());
+        rows.push_back(terms[rows.size()].data());
       }
     } else {
       const int64_t* id = ids_[size_t(o)].data() + size_t(t) * k;
       for (size_t j = 0; j < k; ++j) {
         if (id[j] < 0) continue;
-        fill_expert_row(o, t, int(id[j]), salt, row.data());
-        const float wj = weights ? weights[size_t(t) * k + j] : 1.0f;
-        for (size_t h = 0; h < H; ++h) acc[h] += wj * load(row.data(), h, p.out_type);
+        fill_expert_row(o, t, int(id[j]), salt, terms[rows.size()].data());
+        rows.push_back(terms[rows.size()].data());
+        w.push_back(weights ? weights[size_t(t) * k + j] : 1.0f);
       }
     }
-    for (size_t h = 0; h < H; ++h)
-      store(out.data() + size_t(t) * p.out_row_bytes(), h, p.out_type, acc[h]);
+    sum_rows(out.data() + size_t(t) * row, rows.data(), weights ? w.data() : nullptr,
+             int(rows.size()), size_t(p.hidden), p.out_type);
   }
   return out;
+}
+
+void sum_rows(void* dst, const void* const* rows, const float* weights, int n, size_t count,
+              sclDataType_t type) {
+  for (size_t i = 0; i < count; ++i) {
+    float acc = 0.0f;
+    for (int k = 0; k < n; ++k) {
+      const float v = load(rows[k], i, type) * (weights ? weights[k] : 1.0f);
+      acc = k == 0 ? v : acc + v;
+    }
+    if (type == sclFloat32 && acc != acc) acc = __builtin_bit_cast(float, 0x7FC00000u);
+    store(dst, i, type, acc);
+  }
 }
 
 void quantize_row(const uint16_t* bf16, int hidden, uint8_t* q, float* scales) {

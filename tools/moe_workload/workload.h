@@ -110,6 +110,14 @@ class Workload {
   uint64_t seed_;
 };
 
+// Combine's arithmetic, written plainly: dst = round(((w[0] * rows[0]) + w[1] * rows[1]) + ...)
+// element by element in fp32 (weights NULL: the plain sum), each product rounded before it is
+// added, rounded once to `type` (bf16, fp16: nearest even; fp32: NaNs canonical); n == 0 gives a
+// zero row.
+void sum_rows(void* dst, const void* const* rows, const float* weights, int n, size_t count,
+              sclDataType_t type);
+using SumRows = decltype(&sum_rows);
+
 // Bits of one e4m3 quantisation of a bf16 row as the API specifies it (scale = max(amax, 1e-4) /
 // 448 per 128-channel block, q = x / scale in fp32, nearest even, saturating).
 void quantize_row(const uint16_t* bf16, int hidden, uint8_t* q, float* scales);

@@ -1,5 +1,6 @@
 // scl-bench: nccl-tests compatible bandwidth and correctness benchmark of StrataCL.
 // Run one process per rank under a launcher: stratarun -n 4 scl-bench all -b 8 -e 64M -f 4.
+// MoE dispatch/combine: stratarun -n 4 scl-bench moe [options] (moe_bench.h).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -8,6 +9,7 @@
 #include "bench.h"
 #include "collectives.h"
 #include "errors.h"
+#include "moe_bench.h"
 #include "options.h"
 #include "report.h"
 #include "run_info.h"
@@ -115,4 +117,8 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace stratacl::bench
 
-int main(int argc, char** argv) { return stratacl::bench::run_main(argc, argv); }
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "moe")
+    return stratacl::bench::run_moe_main(argc - 1, argv + 1);
+  return stratacl::bench::run_main(argc, argv);
+}
