@@ -25,6 +25,7 @@ namespace {
 struct MoeObject : sclMoe {
   std::shared_ptr<Communicator> comm;
   std::shared_ptr<const moe::Plan> plan;
+  std::shared_ptr<moe::Staging> staging = std::make_shared<moe::Staging>();
   uint64_t next_handle = 0;
 };
 
@@ -218,6 +219,7 @@ sclResult_t sclMoeDispatch(sclMoe_t moe, const sclMoeTokens_t* in, sclMoeRecv_t*
   moe::Call call;
   call.kind = moe::Kind::kDispatch;
   call.plan = m->plan;
+  call.staging = m->staging;
   call.reuse = reuse != nullptr;
   call.x = local(*m, in->x, tokens * p.x_row_bytes());
   call.scales = local(*m, in->scales, tokens * p.scale_cols() * 4);
@@ -275,6 +277,7 @@ sclResult_t sclMoeCombine(sclMoe_t moe, sclMoeHandle_t handle, const void* exper
   moe::Call call;
   call.kind = moe::Kind::kCombine;
   call.plan = m->plan;
+  call.staging = m->staging;
   call.handle = h->state;
   call.expert_out = local(*m, expertOut, p.max_recv_rows * p.out_row_bytes());
   call.combine_weights = topkWeights;

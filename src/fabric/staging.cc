@@ -9,6 +9,7 @@ StagedBlock& StagedBlock::operator=(StagedBlock&& o) noexcept {
     reset();
     heap_ = o.heap_;
     ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
   }
   return *this;
 }
@@ -19,11 +20,13 @@ Result<StagedBlock> StagedBlock::allocate(Heap* heap, size_t bytes) {
   StagedBlock b;
   b.heap_ = heap;
   b.ptr_ = static_cast<char*>(*p);
+  b.bytes_ = bytes;
   return b;
 }
 
 void StagedBlock::reset() {
   if (ptr_) (void)heap_->release(std::exchange(ptr_, nullptr));
+  bytes_ = 0;
 }
 
 void Quarantine::keep(StagedBlock block) {
@@ -74,9 +77,12 @@ Result<RemoteRef> Stager::publish_own(const Outgoing& out, StagedBlock* block) c
   const RemoteRef r = in_place(out);
   if (r.kind != RefKind::kNone) return r;
   if (out.staged_bytes() == 0) return RemoteRef{0, 0, RefKind::kMapped};  // nothing to read
-  Result<StagedBlock> b = StagedBlock::allocate(heap_, out.staged_bytes());
-  if (!b.ok()) return b.status();
-  *block = std::move(*b);
+  if (block->bytes() < out.staged_bytes()) {
+    block->reset();  // first, so that the heap can reuse its range
+    Result<StagedBlock> b = StagedBlock::allocate(heap_, out.staged_bytes());
+    if (!b.ok()) return b.status();
+    *block = std::move(*b);
+  }
   return stage(out, block->get());
 }
 

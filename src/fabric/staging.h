@@ -34,7 +34,8 @@ struct Outgoing {
 class StagedBlock {
  public:
   StagedBlock() = default;
-  StagedBlock(StagedBlock&& o) noexcept : heap_(o.heap_), ptr_(std::exchange(o.ptr_, nullptr)) {}
+  StagedBlock(StagedBlock&& o) noexcept
+      : heap_(o.heap_), ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
   StagedBlock& operator=(StagedBlock&& o) noexcept;
   StagedBlock(const StagedBlock&) = delete;
   StagedBlock& operator=(const StagedBlock&) = delete;
@@ -42,13 +43,18 @@ class StagedBlock {
 
   static Result<StagedBlock> allocate(Heap* heap, size_t bytes);
   char* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
   explicit operator bool() const { return ptr_ != nullptr; }
   void reset();
-  void leak() { ptr_ = nullptr; }  // forgets the block without freeing it
+  void leak() {  // forgets the block without freeing it
+    ptr_ = nullptr;
+    bytes_ = 0;
+  }
 
  private:
   Heap* heap_ = nullptr;
   char* ptr_ = nullptr;
+  size_t bytes_ = 0;
 };
 
 // Staged blocks that a failed call could not prove unread: a peer may still be copying out of
@@ -75,7 +81,9 @@ class Stager {
   // Publishes `out`; foreign data is copied into the staging area at `area_offset` (the caller
   // cut its call into rounds so that it fits).
   RemoteRef publish(const Outgoing& out, size_t area_offset) const;
-  // Publishes `out`; foreign data is copied into a new heap block, held in *block.
+  // Publishes `out`; foreign data is copied into *block: reused when it is at least that large (a
+  // caller that keeps its block from call to call pays its page faults once), else replaced by a
+  // new heap block.
   Result<RemoteRef> publish_own(const Outgoing& out, StagedBlock* block) const;
 
   char* area() const { return area_; }

@@ -114,7 +114,7 @@ Status combine(CollContext& c, Region<Lines> lines, const Call& call) {
   mine.plan_digest = p.digest;
   mine.handle_id = call.handle->id;
   mine.tokens = call.handle->tokens;
-  StagedBlock staged;
+  StagedBlock& staged = call.staging->expert_out;
   Result<RemoteRef> ref = publish_outputs(c, p, routing, call.expert_out, &staged);
   if (!ref.ok()) return ref.status();
   mine.expert_out = *ref;

@@ -122,18 +122,20 @@ Status dispatch(CollContext& c, Region<Lines> lines, const Call& call) {
   mine.plan_digest = p.digest;
   mine.handle_id = call.reuse ? call.handle->id : 0;
   mine.tokens = call.tokens;
-  // What peers read of ours; foreign memory is staged, and kept until every peer is done.
-  StagedBlock staged[4];
-  auto publish = [&](LocalBuffer buf, size_t row_bytes, int slot, RemoteRef* ref) -> Status {
-    Result<RemoteRef> r = publish_rows(c, buf, tokens * row_bytes, row_bytes, &staged[slot]);
+  // What peers read of ours; foreign memory is staged in the plan's blocks.
+  Staging& st = *call.staging;
+  auto publish = [&](LocalBuffer buf, size_t row_bytes, StagedBlock* block, RemoteRef* ref) {
+    Result<RemoteRef> r = publish_rows(c, buf, tokens * row_bytes, row_bytes, block);
     if (!r.ok()) return r.status();
     *ref = *r;
     return Status::Ok();
   };
-  SCL_TRY(publish(call.x, p.x_row_bytes(), 0, &mine.x));
-  if (p.x_fp8()) SCL_TRY(publish(call.scales, p.scale_cols() * sizeof(float), 1, &mine.scales));
-  if (!call.reuse) SCL_TRY(publish(call.topk, k * sizeof(int64_t), 2, &mine.topk));
-  if (call.weights.ptr) SCL_TRY(publish(call.weights, k * sizeof(float), 3, &mine.weights));
+  SCL_TRY(publish(call.x, p.x_row_bytes(), &st.x, &mine.x));
+  if (p.x_fp8())
+    SCL_TRY(publish(call.scales, p.scale_cols() * sizeof(float), &st.scales, &mine.scales));
+  if (!call.reuse) SCL_TRY(publish(call.topk, k * sizeof(int64_t), &st.topk, &mine.topk));
+  if (call.weights.ptr)
+    SCL_TRY(publish(call.weights, k * sizeof(float), &st.weights, &mine.weights));
 
   std::shared_ptr<const Routing> routing = call.reuse ? call.handle->routing : nullptr;
   Status s = run_step(c, step_desc(c, call), [&](const std::vector<CallDesc>&) -> Status {
@@ -154,8 +156,9 @@ Status dispatch(CollContext& c, Region<Lines> lines, const Call& call) {
     return p.expert_major ? pull_expert_major(c, lines, p, *routing, call.out)
                           : pull_token_major(c, lines, p, *routing, call.out);
   });
-  if (is_fatal(s)) {
-    for (StagedBlock& b : staged) c.quarantine->keep(std::move(b));
+  if (is_fatal(s)) {  // a peer may still be reading them
+    for (StagedBlock* b : {&st.x, &st.scales, &st.topk, &st.weights})
+      c.quarantine->keep(std::move(*b));
   }
   if (s.ok() && !call.reuse) call.handle->routing = routing;
   return s;

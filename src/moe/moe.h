@@ -9,6 +9,7 @@
 
 #include "coll/context.h"
 #include "fabric/memory_kind.h"
+#include "fabric/staging.h"
 #include "moe/lines.h"
 #include "moe/plan.h"
 #include "moe/routing.h"
@@ -24,13 +25,21 @@ struct Handle {
   std::shared_ptr<const Routing> routing;
 };
 
+// The staging blocks of a plan's foreign buffers (fabric/staging.h), kept from call to call: a
+// block is refilled only after the call that filled it completed (every peer done reading), and
+// repeated calls fault its pages in once instead of every time.
+struct Staging {
+  StagedBlock x, scales, topk, weights, expert_out;
+};
+
 enum class Kind { kCreate, kDispatch, kCombine, kDestroy };
 
 struct Call {
   Kind kind = Kind::kCreate;
   std::shared_ptr<const Plan> plan;
-  std::shared_ptr<Handle> handle;  // dispatch: filled (or reused); combine: followed
-  bool reuse = false;              // dispatch with the routing of `handle`
+  std::shared_ptr<Handle> handle;    // dispatch: filled (or reused); combine: followed
+  std::shared_ptr<Staging> staging;  // the plan's
+  bool reuse = false;                // dispatch with the routing of `handle`
   // Dispatch.
   LocalBuffer x, scales, topk, weights;
   int tokens = 0;
