@@ -105,6 +105,29 @@ Status check_dispatch(const MoeObject& m, const sclMoeTokens_t* in, const sclMoe
     SCL_TRY(check("out->topkWeights", out->topkWeights, p.max_recv_rows * k * 4, sclFloat32));
     SCL_TRY(check("out->numRows", out->numRows, 4, sclInt32));
   }
+  // Nothing received may land on what peers read of ours during the call.
+  struct Span {
+    const char* name;
+    const void* p;
+    size_t bytes;
+  };
+  const Span sent[] = {
+      {"in->x", in->x, tokens * p.x_row_bytes()},
+      {"in->scales", p.x_fp8() ? in->scales : nullptr, tokens * p.scale_cols() * 4},
+      {"in->topkIdx", reuse ? nullptr : in->topkIdx, tokens * k * 8},
+      {"in->topkWeights", in->topkWeights, tokens * k * 4}};
+  const size_t rows = p.max_recv_rows;
+  const Span received[] = {
+      {"out->x", out->x, rows * p.recv_row_bytes()},
+      {"out->scales", p.recv_fp8() ? out->scales : nullptr, rows * p.scale_cols() * 4},
+      {"out->topkIdx", p.expert_major ? nullptr : out->topkIdx, rows * k * 8},
+      {"out->topkWeights", p.expert_major ? nullptr : out->topkWeights, rows * k * 4},
+      {"out->tokensPerExpert", out->tokensPerExpert, size_t(p.local_experts) * 4},
+      {"out->numRows", p.expert_major ? nullptr : out->numRows, 4}};
+  for (const Span& o : received) {
+    for (const Span& i : sent)
+      SCL_TRY(check_overlap(o.name, o.p, o.bytes, i.name, i.p, i.bytes, nullptr));
+  }
   return Status::Ok();
 }
 
@@ -266,11 +289,17 @@ sclResult_t sclMoeCombine(sclMoe_t moe, sclMoeHandle_t handle, const void* exper
     return report(c, Errorf(sclInvalidArgument,
                             "topkWeights: token-major combine is unweighted (pass NULL)"));
   }
-  // The rows this rank's expert outputs hold are known once the dispatch completed; the buffer
-  // is checked for presence and alignment here.
   if (Status s = check("expertOut", expertOut, 1, p.out_type); !s.ok()) return report(c, s);
   if (Status s = check("out", out, tokens * p.out_row_bytes(), p.out_type); !s.ok())
     return report(c, s);
+  // The rows expertOut must hold are known once the dispatch completed; a combine queued behind
+  // a dispatch still running is checked when it runs (moe/combine.cc).
+  if (std::shared_ptr<const moe::Routing> routing = h->state->routing) {
+    if (Status s =
+            moe::check_combine_buffers(p, *routing, expertOut, out, tokens * p.out_row_bytes());
+        !s.ok())
+      return report(c, s);
+  }
   if (topkWeights && reinterpret_cast<uintptr_t>(topkWeights) % 4 != 0)
     return report(c,
                   Errorf(sclInvalidArgument, "topkWeights: %p is not aligned", (void*)topkWeights));

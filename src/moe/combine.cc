@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fabric/heap.h"
 #include "moe/published.h"
 #include "moe/steps.h"
 #include "reduce/reduce.h"
@@ -104,7 +105,37 @@ Status sum_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, cons
   return Status::Ok();
 }
 
+// Bytes of expertOut that peers address: token-major the rows received, expert-major the whole
+// documented shape [E_local, R*T_max, H].
+size_t held_bytes(const Plan& p, const Routing& routing) {
+  const size_t rows =
+      p.expert_major ? size_t(p.local_experts) * p.expert_rows() : size_t(routing.rows_at(p.rank));
+  return rows * p.out_row_bytes();
+}
+
 }  // namespace
+
+Status check_combine_buffers(const Plan& p, const Routing& routing, const void* expert_out,
+                             const void* out, size_t out_bytes) {
+  const size_t held = held_bytes(p, routing);
+  if (held == 0) return Status::Ok();
+  if (const Heap* h = existing_heap(); h && h->contains(expert_out, 1)) {
+    const uint64_t left = h->bytes_to_allocation_end(expert_out);
+    if (left < held) {
+      return Errorf(sclInvalidArgument,
+                    "expertOut: %p holds %llu bytes of its sclMemAlloc block, but the %zu rows "
+                    "this rank's dispatch received need %zu",
+                    expert_out, (unsigned long long)left, held / p.out_row_bytes(), held);
+    }
+  }
+  const auto a = reinterpret_cast<uintptr_t>(expert_out), b = reinterpret_cast<uintptr_t>(out);
+  if (out_bytes > 0 && a < b + out_bytes && b < a + held) {
+    return Errorf(sclInvalidArgument,
+                  "out [%p, +%zu) overlaps expertOut [%p, +%zu), which peers read during the call",
+                  out, out_bytes, expert_out, held);
+  }
+  return Status::Ok();
+}
 
 Status combine(CollContext& c, Region<Lines> lines, const Call& call) {
   const Plan& p = *call.plan;
@@ -114,11 +145,18 @@ Status combine(CollContext& c, Region<Lines> lines, const Call& call) {
   mine.plan_digest = p.digest;
   mine.handle_id = call.handle->id;
   mine.tokens = call.handle->tokens;
+  // A combine queued behind its dispatch meets its buffers' sizes only now: a bad one is
+  // published as nothing and fails in the step, so that every rank fails together.
+  const Status buffers = check_combine_buffers(p, routing, call.expert_out.ptr, call.combined,
+                                               size_t(routing.tokens(c.rank)) * p.out_row_bytes());
   StagedBlock& staged = call.staging->expert_out;
-  Result<RemoteRef> ref = publish_outputs(c, p, routing, call.expert_out, &staged);
-  if (!ref.ok()) return ref.status();
-  mine.expert_out = *ref;
+  if (buffers.ok()) {
+    Result<RemoteRef> ref = publish_outputs(c, p, routing, call.expert_out, &staged);
+    if (!ref.ok()) return ref.status();
+    mine.expert_out = *ref;
+  }
   Status s = run_step(c, step_desc(c, call), [&](const std::vector<CallDesc>&) -> Status {
+    SCL_TRY(buffers);
     SCL_TRY(agree(c, lines));
     return p.expert_major
                ? sum_expert_major(c, lines, p, routing, call.combine_weights, call.combined)

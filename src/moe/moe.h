@@ -50,6 +50,12 @@ struct Call {
   char* combined = nullptr;
 };
 
+// Combine's buffers against what the dispatch of `routing` left this rank: `expert_out` holds the
+// rows peers address (a heap block must be that large) and `out` (`out_bytes`) does not overlap
+// them. Names the argument at fault (sclInvalidArgument).
+Status check_combine_buffers(const Plan& p, const Routing& routing, const void* expert_out,
+                             const void* out, size_t out_bytes);
+
 // "moe-dispatch" and so on, for messages.
 const char* call_name(Kind kind);
 

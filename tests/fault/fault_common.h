@@ -65,5 +65,7 @@ int run_call_deadline();
 int run_stop_culprit();
 int run_p2p_slot_status(int iterations);
 int run_send_abort(int iterations);
+int run_moe_bad_arguments();
+int run_moe_mismatch();
 
 }  // namespace fault

@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "";
   if (which == "bad_arguments") return fault::run_bad_arguments();
   if (which == "mismatch") return fault::run_mismatch();
+  if (which == "moe_bad_arguments") return fault::run_moe_bad_arguments();
+  if (which == "moe_mismatch") return fault::run_moe_mismatch();
   if (which == "kill") {
     return fault::run_kill_survivor(argc > 2 ? std::atoi(argv[2]) : 1,
                                     argc > 3 ? argv[3] : "allreduce");
@@ -34,8 +36,8 @@ int main(int argc, char** argv) {
   if (which == "abort_blocked") return fault::run_abort_blocked(argc > 2 ? std::atoi(argv[2]) : 30);
   std::fprintf(
       stderr,
-      "usage: fault_tests bad_arguments|mismatch|kill VICTIM "
-      "[allreduce|alltoall|stream|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
+      "usage: fault_tests bad_arguments|mismatch|moe_bad_arguments|moe_mismatch|kill VICTIM "
+      "[allreduce|alltoall|stream|moe|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
       "cma_refused|settings_disagree|fork_child|read_only_heaps|abort_blocked "
       "N|init_interference|\n"
       "failed_init|split_failure|call_deadline|stop_culprit|p2p_slot_status N|send_abort N\n");

@@ -20,10 +20,58 @@ double now_s() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
+// A MoE dispatch and its combine (token-major, H = 256, top-2 of 2 experts per rank, 64 tokens
+// per rank spread over every rank, heap buffers): survivors are in the middle of reading the
+// victim's rows when it dies, or waiting for it.
+sclResult_t moe_round(int n, sclComm_t comm) {
+  constexpr int kH = 256, kT = 64, kK = 2;
+  static sclMoe_t moe = nullptr;
+  static uint16_t *x, *rx, *eo, *out;
+  static int64_t *ids, *rids;
+  static float* rw;
+  static int *per_expert, *rows;
+  if (!moe) {
+    sclMoeConfig_t c = SCL_MOE_CONFIG_INITIALIZER;
+    c.hidden = kH, c.topk = kK, c.numExperts = 2 * n, c.maxTokensPerRank = kT;
+    if (sclMoeCreate(comm, &c, &moe) != sclSuccess) return sclInternalError;
+    auto alloc = [](size_t bytes) {
+      void* p = nullptr;
+      sclMemAlloc(&p, bytes);
+      return p;
+    };
+    const size_t rows_max = size_t(n) * kT;
+    x = static_cast<uint16_t*>(alloc(kT * kH * 2));
+    rx = static_cast<uint16_t*>(alloc(rows_max * kH * 2));
+    eo = static_cast<uint16_t*>(alloc(rows_max * kH * 2));
+    out = static_cast<uint16_t*>(alloc(kT * kH * 2));
+    ids = static_cast<int64_t*>(alloc(kT * kK * 8));
+    rids = static_cast<int64_t*>(alloc(rows_max * kK * 8));
+    rw = static_cast<float*>(alloc(rows_max * kK * 4));
+    per_expert = static_cast<int*>(alloc(8));
+    rows = static_cast<int*>(alloc(4));
+    for (int t = 0; t < kT; ++t) {
+      ids[t * kK] = 2 * (t % n);
+      ids[t * kK + 1] = 2 * ((t + 1) % n) + 1;
+    }
+  }
+  const sclMoeTokens_t in{x, nullptr, ids, nullptr, kT};
+  sclMoeRecv_t recv{rx, nullptr, rids, rw, per_expert, rows};
+  sclMoeHandle_t h = nullptr;
+  sclResult_t r = sclMoeDispatch(moe, &in, &recv, &h, nullptr);
+  if (r != sclSuccess) {
+    expect(h == nullptr, "a failed dispatch leaves *handle NULL");
+    return r;
+  }
+  r = sclMoeCombine(moe, h, eo, nullptr, out, nullptr);
+  sclMoeHandleDestroy(h);
+  return r;
+}
+
 // One iteration of the workload a victim dies in.
 sclResult_t workload(const std::string& phase, float* a, float* b, int n, sclComm_t comm,
                      sclStream_t stream) {
   if (phase == "alltoall") return sclAlltoAll(a, b, 1024, sclFloat32, comm, nullptr);
+  if (phase == "moe") return moe_round(n, comm);
   if (phase == "stream") {
     // A queue of calls; the error surfaces at synchronisation and as the async error.
     for (int i = 0; i < 8; ++i) sclAllReduce(a, a, 1024, sclFloat32, sclMax, comm, stream);
@@ -65,7 +113,15 @@ int run_kill_survivor(int victim, const std::string& phase) {
   sclStream_t stream = nullptr;
   sclStreamCreate(&stream);
   for (int it = 0; it < iterations; ++it) {
-    if (g_rank == victim && it == iterations / 2) raise(SIGKILL);  // dies mid-loop, no cleanup
+    if (g_rank == victim && it == iterations / 2) {
+      if (phase != "moe") raise(SIGKILL);  // dies mid-loop, no cleanup
+      // MoE: dies from another thread a moment later, most likely inside a dispatch or combine
+      // while its peers read its rows.
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+        raise(SIGKILL);
+      }).detach();
+    }
     const double t0 = now_s();
     sclResult_t r = workload(phase, a, b, n, comm, stream);
     if (r != sclSuccess) {
