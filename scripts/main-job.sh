@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, then sweep every collective on 4 ranks with
-# every element checked, for heap (zero-copy) and malloc (staged) buffers.
+# every element checked, for heap (zero-copy) and malloc (staged) buffers; then MoE dispatch and
+# combine on 4 ranks (DeepEP normal and low-latency shapes, bf16 and fp8 rows) beside the
+# pack + alltoallv + unpack baseline, every row checked.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -9,4 +11,11 @@ bin="$root/build/tools"
 for mem in heap malloc; do
   echo "== scl-bench all, 4 ranks, --mem $mem =="
   "$bin/stratarun" -n 4 --timeout 900 "$bin/scl-bench" all -b 8 -e 64M -f 4 -c 1 --mem "$mem"
+done
+echo "== scl-bench moe, 4 ranks: token-major T=1024, expert-major T=128, H=7168, top-8 of 256 =="
+for x in bf16 fp8; do
+  "$bin/stratarun" -n 4 --timeout 900 "$bin/scl-bench" moe --layout token --tokens 1024 --x "$x" \
+    --iters 5 --repeats 1
+  "$bin/stratarun" -n 4 --timeout 900 "$bin/scl-bench" moe --layout expert --tokens 128 --x "$x" \
+    --iters 10 --repeats 1
 done

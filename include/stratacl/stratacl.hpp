@@ -189,4 +189,68 @@ class Comm {
   sclComm_t c_ = nullptr;
 };
 
+// The routing of one MoE dispatch (sclMoeDispatch); drives its combines. Owns the handle.
+class MoeHandle {
+ public:
+  MoeHandle() = default;
+  explicit MoeHandle(sclMoeHandle_t h) : h_(h) {}
+  MoeHandle(MoeHandle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  MoeHandle& operator=(MoeHandle&& o) noexcept {
+    std::swap(h_, o.h_);
+    return *this;
+  }
+  ~MoeHandle() {
+    if (h_) sclMoeHandleDestroy(h_);
+  }
+  sclMoeHandle_t get() const { return h_; }
+  sclMoeHandle_t* out() { return &h_; }
+
+ private:
+  sclMoeHandle_t h_ = nullptr;
+};
+
+// A MoE dispatch/combine plan bound to a communicator (sclMoeCreate). Creating and destroying it
+// are collective; the communicator must outlive it.
+class Moe {
+ public:
+  Moe(const Comm& comm, const sclMoeConfig_t& config) : comm_(comm.get()) {
+    check(sclMoeCreate(comm_, &config, &m_), comm_);
+  }
+  Moe(Moe&& o) noexcept : comm_(o.comm_), m_(std::exchange(o.m_, nullptr)) {}
+  ~Moe() {
+    if (m_) sclMoeDestroy(m_);
+  }
+  int local_experts() const {
+    int n = 0;
+    check(sclMoeGetInfo(m_, &n, nullptr), comm_);
+    return n;
+  }
+  size_t max_recv_rows() const {
+    size_t n = 0;
+    check(sclMoeGetInfo(m_, nullptr, &n), comm_);
+    return n;
+  }
+  // A new routing: the returned handle drives the combines of this dispatch.
+  MoeHandle dispatch(const sclMoeTokens_t& in, sclMoeRecv_t& out, sclStream_t s = nullptr) {
+    MoeHandle h;
+    check(sclMoeDispatch(m_, &in, &out, h.out(), s), comm_);
+    return h;
+  }
+  // The routing of `reuse` again (in.topkIdx may be NULL): the backward of combine.
+  void dispatch(const sclMoeTokens_t& in, sclMoeRecv_t& out, MoeHandle& reuse,
+                sclStream_t s = nullptr) {
+    if (!reuse.get()) throw Error(sclInvalidArgument, "dispatch: reuse holds no handle");
+    check(sclMoeDispatch(m_, &in, &out, reuse.out(), s), comm_);
+  }
+  void combine(const MoeHandle& h, const void* expert_out, const float* topk_weights, void* out,
+               sclStream_t s = nullptr) {
+    check(sclMoeCombine(m_, h.get(), expert_out, topk_weights, out, s), comm_);
+  }
+  sclMoe_t get() const { return m_; }
+
+ private:
+  sclComm_t comm_ = nullptr;
+  sclMoe_t m_ = nullptr;
+};
+
 }  // namespace scl

@@ -20,13 +20,11 @@ using namespace stratacl::api;
 
 namespace {
 
-// A plan bound to its communicator. Handle ids are issued in call order, which every rank
-// shares, so the k-th dispatch's handle has the same id everywhere.
+// A plan bound to its communicator.
 struct MoeObject : sclMoe {
   std::shared_ptr<Communicator> comm;
   std::shared_ptr<const moe::Plan> plan;
   std::shared_ptr<moe::Staging> staging = std::make_shared<moe::Staging>();
-  uint64_t next_handle = 0;
 };
 
 struct HandleObject : sclMoeHandle {
@@ -256,14 +254,13 @@ sclResult_t sclMoeDispatch(sclMoe_t moe, const sclMoeTokens_t* in, sclMoeRecv_t*
   } else {
     fresh = std::make_unique<HandleObject>();
     fresh->owner = m.get();
-    fresh->state = std::make_shared<moe::Handle>();
-    fresh->state->id = ++m->next_handle;
-    fresh->state->tokens = in->numTokens;
+    fresh->state = std::make_shared<moe::Handle>(in->numTokens);
     call.handle = fresh->state;
   }
   const sclResult_t r = submit(c, stream, call);
-  if (fresh && (r == sclSuccess || stream)) {
-    // On a stream, the handle exists from now on; a combine queued after the dispatch follows it.
+  if (fresh && r == sclSuccess) {
+    // On a stream, the handle exists from now on; a combine queued after the dispatch follows it
+    // (and fails, on every rank, if the dispatch fails when it runs).
     std::lock_guard<std::mutex> lock(g_mu);
     *handle = fresh.get();
     handles().emplace(static_cast<sclMoeHandle*>(fresh.get()), std::move(fresh));
@@ -294,7 +291,7 @@ sclResult_t sclMoeCombine(sclMoe_t moe, sclMoeHandle_t handle, const void* exper
     return report(c, s);
   // The rows expertOut must hold are known once the dispatch completed; a combine queued behind
   // a dispatch still running is checked when it runs (moe/combine.cc).
-  if (std::shared_ptr<const moe::Routing> routing = h->state->routing) {
+  if (std::shared_ptr<const moe::Routing> routing = h->state->made().routing) {
     if (Status s =
             moe::check_combine_buffers(p, *routing, expertOut, out, tokens * p.out_row_bytes());
         !s.ok())

@@ -139,28 +139,38 @@ Status check_combine_buffers(const Plan& p, const Routing& routing, const void* 
 
 Status combine(CollContext& c, Region<Lines> lines, const Call& call) {
   const Plan& p = *call.plan;
-  const Routing& routing = *call.handle->routing;
+  const Handle::Made made = call.handle->made();
+  const Routing* routing = made.routing.get();
   Lines& mine = *lines.in(c.me());
   mine = Lines{};
   mine.plan_digest = p.digest;
-  mine.handle_id = call.handle->id;
+  mine.handle_id = made.id;
   mine.tokens = call.handle->tokens;
-  // A combine queued behind its dispatch meets its buffers' sizes only now: a bad one is
-  // published as nothing and fails in the step, so that every rank fails together.
-  const Status buffers = check_combine_buffers(p, routing, call.expert_out.ptr, call.combined,
-                                               size_t(routing.tokens(c.rank)) * p.out_row_bytes());
+  // What only now can be known: whether the dispatch behind the handle succeeded (it may have
+  // been queued on a stream), and the sizes its routing gives the buffers. A failure publishes
+  // nothing but its status, and fails in the step, so that every rank fails together instead of
+  // reading what is not there, or waiting.
+  Status ready = routing
+                     ? check_combine_buffers(p, *routing, call.expert_out.ptr, call.combined,
+                                             size_t(routing->tokens(c.rank)) * p.out_row_bytes())
+                     : Errorf(sclInvalidUsage,
+                              "the dispatch that made this handle failed; its combine cannot run");
   StagedBlock& staged = call.staging->expert_out;
-  if (buffers.ok()) {
-    Result<RemoteRef> ref = publish_outputs(c, p, routing, call.expert_out, &staged);
-    if (!ref.ok()) return ref.status();
-    mine.expert_out = *ref;
+  if (ready.ok()) {
+    Result<RemoteRef> ref = publish_outputs(c, p, *routing, call.expert_out, &staged);
+    if (ref.ok()) {
+      mine.expert_out = *ref;
+    } else {
+      ready = ref.status();
+    }
   }
+  mine.prepared = ready.code();
   Status s = run_step(c, step_desc(c, call), [&](const std::vector<CallDesc>&) -> Status {
-    SCL_TRY(buffers);
+    if (!ready.ok()) return Status(ready.code(), c.where() + ": " + ready.message());
     SCL_TRY(agree(c, lines));
     return p.expert_major
-               ? sum_expert_major(c, lines, p, routing, call.combine_weights, call.combined)
-               : sum_token_major(c, lines, p, routing, call.combined);
+               ? sum_expert_major(c, lines, p, *routing, call.combine_weights, call.combined)
+               : sum_token_major(c, lines, p, *routing, call.combined);
   });
   if (is_fatal(s)) c.quarantine->keep(std::move(staged));
   return s;

@@ -2,8 +2,10 @@
 // ranks' ids, builds the routing (or reuses a handle's), and pulls the rows routed to it straight
 // into its receive buffer, in source-rank then source-token order, quantising in flight when asked.
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
+#include "exec/copy.h"
 #include "moe/published.h"
 #include "moe/quantize.h"
 #include "moe/steps.h"
@@ -35,19 +37,37 @@ Result<std::shared_ptr<const Routing>> gather_routing(CollContext& c, Region<Lin
   return std::shared_ptr<const Routing>(std::make_shared<Routing>(p, std::move(ids)));
 }
 
-// Writes row t of source s into `dst` (and its scales into `dst_scales`), as recvType.
-Status pull_row(CollContext& c, const Plan& p, const Lines& from, int s, int t, char* dst,
-                float* dst_scales, std::vector<char>& scratch) {
+// One source's published arrays, opened for pulling.
+struct Source {
+  PeerRows x, scales, weights;
+};
+
+Result<Source> open_source(CollContext& c, const Lines& from, const Plan& p, int s, int tokens) {
+  Source src;
+  const size_t t = size_t(tokens);
+  Result<PeerRows> x = PeerRows::open(c, s, from.x, t, p.x_row_bytes());
+  if (!x.ok()) return x.status();
+  src.x = *x;
+  if (p.x_fp8()) {
+    Result<PeerRows> sc = PeerRows::open(c, s, from.scales, t, p.scale_cols() * sizeof(float));
+    if (!sc.ok()) return sc.status();
+    src.scales = *sc;
+  }
+  Result<PeerRows> w = PeerRows::open(c, s, from.weights, t, size_t(p.topk) * sizeof(float));
+  if (!w.ok()) return w.status();
+  src.weights = *w;
+  return src;
+}
+
+// Writes row t of `src` into `dst` (and its scales into `dst_scales`), as recvType.
+Status pull_row(const Plan& p, const Source& src, int t, char* dst, float* dst_scales, bool stream,
+                std::vector<char>& scratch) {
   if (p.x_type == p.recv_type) {
-    SCL_TRY(c.read_block(s, from.x, size_t(t), 0, p.x_row_bytes(), dst));
-    if (p.x_fp8()) {
-      const size_t bytes = p.scale_cols() * sizeof(float);
-      SCL_TRY(
-          c.read_block(s, from.scales, size_t(t), 0, bytes, reinterpret_cast<char*>(dst_scales)));
-    }
+    SCL_TRY(src.x.copy(size_t(t), dst, stream));
+    if (p.x_fp8()) SCL_TRY(src.scales.copy(size_t(t), dst_scales, false));
     return Status::Ok();
   }
-  Result<const char*> row = peer_bytes(c, s, from.x, size_t(t), 0, p.x_row_bytes(), scratch);
+  Result<const char*> row = src.x.row(size_t(t), scratch);
   if (!row.ok()) return row.status();
   quantize_bf16_to_e4m3(*row, p.hidden, dst, dst_scales);
   return Status::Ok();
@@ -57,22 +77,25 @@ Status pull_row(CollContext& c, const Plan& p, const Lines& from, int s, int t, 
 Status pull_token_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
                         const sclMoeRecv_t& out) {
   const size_t k = size_t(p.topk);
-  std::vector<char> scratch;
+  const bool stream = streaming_pays(size_t(routing.rows_at(c.rank)) * p.recv_row_bytes());
+  std::vector<char> scratch, weight_scratch;
   std::vector<float> weights(k);
   std::fill_n(out.tokensPerExpert, p.local_experts, 0);
   size_t row = 0;
   for (int s = 0; s < c.nranks; ++s) {
-    const Lines from = *lines.in(c.cb(s));
+    Result<Source> src = open_source(c, *lines.in(c.cb(s)), p, s, routing.tokens(s));
+    if (!src.ok()) return src.status();
     for (int t = 0; t < routing.tokens(s); ++t) {
       const std::span<const int> dests = routing.destinations(s, t);
       if (!std::binary_search(dests.begin(), dests.end(), c.rank)) continue;
       char* dst = static_cast<char*>(out.x) + row * p.recv_row_bytes();
       float* dst_scales = out.scales ? out.scales + row * p.scale_cols() : nullptr;
-      SCL_TRY(pull_row(c, p, from, s, t, dst, dst_scales, scratch));
+      SCL_TRY(pull_row(p, *src, t, dst, dst_scales, stream, scratch));
       std::fill(weights.begin(), weights.end(), 0.0f);
-      if (from.weights.kind != RefKind::kNone) {
-        SCL_TRY(c.read_block(s, from.weights, size_t(t), 0, k * sizeof(float),
-                             reinterpret_cast<char*>(weights.data())));
+      if (!src->weights.empty()) {
+        Result<const char*> w = src->weights.row(size_t(t), weight_scratch);
+        if (!w.ok()) return w.status();
+        std::memcpy(weights.data(), *w, k * sizeof(float));
       }
       const int64_t* ids = routing.ids(s, t);
       for (size_t j = 0; j < k; ++j) {
@@ -92,10 +115,15 @@ Status pull_token_major(CollContext& c, Region<Lines> lines, const Plan& p, cons
 // Expert-major: local expert e's rows are the (s, t) pairs that chose it, packed from row 0.
 Status pull_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
                          const sclMoeRecv_t& out) {
+  size_t pairs = 0;
+  for (int g = 0; g < p.num_experts; ++g)
+    if (p.owner[size_t(g)] == c.rank) pairs += size_t(routing.pairs_before(g, c.nranks));
+  const bool stream = streaming_pays(pairs * p.recv_row_bytes());
   std::vector<char> scratch;
   std::vector<int> count(size_t(p.local_experts), 0);
   for (int s = 0; s < c.nranks; ++s) {
-    const Lines from = *lines.in(c.cb(s));
+    Result<Source> src = open_source(c, *lines.in(c.cb(s)), p, s, routing.tokens(s));
+    if (!src.ok()) return src.status();
     for (int t = 0; t < routing.tokens(s); ++t) {
       const int64_t* ids = routing.ids(s, t);
       for (int j = 0; j < p.topk; ++j) {
@@ -104,7 +132,7 @@ Status pull_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, con
         const size_t row = size_t(e) * p.expert_rows() + size_t(count[size_t(e)]++);
         char* dst = static_cast<char*>(out.x) + row * p.recv_row_bytes();
         float* dst_scales = out.scales ? out.scales + row * p.scale_cols() : nullptr;
-        SCL_TRY(pull_row(c, p, from, s, t, dst, dst_scales, scratch));
+        SCL_TRY(pull_row(p, *src, t, dst, dst_scales, stream, scratch));
       }
     }
   }
@@ -120,9 +148,12 @@ Status dispatch(CollContext& c, Region<Lines> lines, const Call& call) {
   Lines& mine = *lines.in(c.me());
   mine = Lines{};
   mine.plan_digest = p.digest;
-  mine.handle_id = call.reuse ? call.handle->id : 0;
+  const Handle::Made reused = call.reuse ? call.handle->made() : Handle::Made{};
+  mine.handle_id = reused.id;
   mine.tokens = call.tokens;
-  // What peers read of ours; foreign memory is staged in the plan's blocks.
+  // What peers read of ours; foreign memory is staged in the plan's blocks. Whatever keeps this
+  // rank from taking part is published as its status and reported in the step, so that every
+  // rank fails together instead of reading what is not there, or waiting.
   Staging& st = *call.staging;
   auto publish = [&](LocalBuffer buf, size_t row_bytes, StagedBlock* block, RemoteRef* ref) {
     Result<RemoteRef> r = publish_rows(c, buf, tokens * row_bytes, row_bytes, block);
@@ -130,15 +161,24 @@ Status dispatch(CollContext& c, Region<Lines> lines, const Call& call) {
     *ref = *r;
     return Status::Ok();
   };
-  SCL_TRY(publish(call.x, p.x_row_bytes(), &st.x, &mine.x));
-  if (p.x_fp8())
-    SCL_TRY(publish(call.scales, p.scale_cols() * sizeof(float), &st.scales, &mine.scales));
-  if (!call.reuse) SCL_TRY(publish(call.topk, k * sizeof(int64_t), &st.topk, &mine.topk));
-  if (call.weights.ptr)
-    SCL_TRY(publish(call.weights, k * sizeof(float), &st.weights, &mine.weights));
+  auto prepare = [&]() -> Status {
+    if (call.reuse && !reused.routing) {  // its dispatch was queued on a stream and failed there
+      return Errorf(sclInvalidUsage, "the dispatch that made the reused handle failed");
+    }
+    SCL_TRY(publish(call.x, p.x_row_bytes(), &st.x, &mine.x));
+    if (p.x_fp8())
+      SCL_TRY(publish(call.scales, p.scale_cols() * sizeof(float), &st.scales, &mine.scales));
+    if (!call.reuse) SCL_TRY(publish(call.topk, k * sizeof(int64_t), &st.topk, &mine.topk));
+    if (call.weights.ptr)
+      SCL_TRY(publish(call.weights, k * sizeof(float), &st.weights, &mine.weights));
+    return Status::Ok();
+  };
+  const Status prepared = prepare();
+  mine.prepared = prepared.code();
 
-  std::shared_ptr<const Routing> routing = call.reuse ? call.handle->routing : nullptr;
+  std::shared_ptr<const Routing> routing = reused.routing;
   Status s = run_step(c, step_desc(c, call), [&](const std::vector<CallDesc>&) -> Status {
+    if (!prepared.ok()) return Status(prepared.code(), c.where() + ": " + prepared.message());
     SCL_TRY(agree(c, lines));
     if (routing) {
       for (int r = 0; r < c.nranks; ++r) {
@@ -160,7 +200,7 @@ Status dispatch(CollContext& c, Region<Lines> lines, const Call& call) {
     for (StagedBlock* b : {&st.x, &st.scales, &st.topk, &st.weights})
       c.quarantine->keep(std::move(*b));
   }
-  if (s.ok() && !call.reuse) call.handle->routing = routing;
+  if (s.ok() && !call.reuse) call.handle->set_made(c.seq, routing);
   return s;
 }
 

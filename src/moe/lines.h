@@ -12,9 +12,9 @@ namespace stratacl::moe {
 struct Lines {
   RemoteRef x, scales, topk, weights, expert_out;
   uint64_t plan_digest = 0;  // every rank's plan must be the same
-  uint64_t handle_id = 0;    // the routing a dispatch reuses or a combine follows
+  uint64_t handle_id = 0;    // the step of the dispatch whose routing is reused or followed
   int32_t tokens = 0;        // T of this rank's dispatch
-  int32_t reserved = 0;
+  int32_t prepared = 0;      // sclResult_t: why this rank cannot take part (0: it can)
 };
 
 }  // namespace stratacl::moe

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include "coll/context.h"
 #include "fabric/memory_kind.h"
@@ -17,12 +18,30 @@
 
 namespace stratacl::moe {
 
-// The state behind an sclMoeHandle_t: an id every rank assigns alike (dispatches are issued in
-// the same order everywhere), and the routing, once the dispatch that made it completed.
-struct Handle {
-  uint64_t id = 0;
-  int tokens = 0;  // this rank's T
-  std::shared_ptr<const Routing> routing;
+// The state behind an sclMoeHandle_t: this rank's T, and what the dispatch that made it left once
+// it completed: its routing, and its id, the communicator step it ran in, which is the same on
+// every rank (steps run in lockstep), whatever else failed or succeeded on any rank before. The
+// dispatch may complete on a stream's thread while the API reads it on another: hence the lock.
+class Handle {
+ public:
+  explicit Handle(int token_count) : tokens(token_count) {}
+  const int tokens;
+  struct Made {
+    uint64_t id = 0;  // 0: the dispatch has not completed, or failed
+    std::shared_ptr<const Routing> routing;
+  };
+  Made made() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return made_;
+  }
+  void set_made(uint64_t id, std::shared_ptr<const Routing> routing) {
+    std::lock_guard<std::mutex> lock(mu_);
+    made_ = Made{id, std::move(routing)};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  Made made_;
 };
 
 // The staging blocks of a plan's foreign buffers (fabric/staging.h), kept from call to call: a

@@ -46,6 +46,12 @@ Status agree(const CollContext& c, Region<Lines> lines) {
   const Lines& mine = *lines.in(c.cb(c.rank));
   for (int p = 0; p < c.nranks; ++p) {
     const Lines theirs = *lines.in(c.cb(p));
+    if (theirs.prepared != sclSuccess) {
+      const sclResult_t r = peer_result(theirs.prepared);
+      return Errorf(r == sclRemoteError ? r : sclInvalidUsage,
+                    "%s: rank %d could not take part (%s); see its error", c.where().c_str(), p,
+                    sclGetErrorString(r));
+    }
     if (theirs.plan_digest != mine.plan_digest) {
       return Errorf(sclInvalidUsage,
                     "%s: ranks %d and %d use different MoE plans (their sclMoeConfig_t differ, or "
@@ -54,8 +60,8 @@ Status agree(const CollContext& c, Region<Lines> lines) {
     }
     if (theirs.handle_id != mine.handle_id) {
       return Errorf(sclInvalidUsage,
-                    "%s: rank %d follows MoE handle #%llu, rank %d handle #%llu: every rank must "
-                    "pass the handle of the same dispatch",
+                    "%s: rank %d follows the MoE handle of the dispatch at step %llu, rank %d that "
+                    "of step %llu: every rank must pass the handle of the same dispatch",
                     c.where().c_str(), c.rank, (unsigned long long)mine.handle_id, p,
                     (unsigned long long)theirs.handle_id);
     }

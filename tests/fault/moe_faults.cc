@@ -1,8 +1,8 @@
 // MoE dispatch and combine under bad input: every bad argument is sclInvalidArgument naming it,
 // with no side effect (a failed dispatch leaves *handle NULL; correct calls afterwards give the
 // right rows); calls that disagree across ranks (a plan's config, the handle a combine follows,
-// a reused handle on some ranks only) are sclInvalidUsage on every rank, and the communicator
-// goes on.
+// a reused handle on some ranks only) are sclInvalidUsage on every rank; a queued combine whose
+// buffer turns out too small fails on every rank at synchronisation; the communicator goes on.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -223,6 +223,28 @@ int run_moe_mismatch() {
   expect_error(r, sclInvalidUsage, comm, "moe-dispatch", "reuse on one rank only");
   if (!odd) expect(h3 == nullptr, "a failed dispatch leaves *handle NULL");
   rig.dispatch_and_check(comm, "dispatch after the reuse mismatch");
+
+  // On a stream, a combine queued behind its dispatch meets expertOut's size only when it runs:
+  // one rank's block is too small, and every rank's synchronisation fails instead of hanging.
+  sclStream_t stream = nullptr;
+  sclStreamCreate(&stream);
+  uint16_t* tiny = heap<uint16_t>(1);
+  sclMoeHandle_t h4 = nullptr;
+  expect(sclMoeDispatch(rig.moe, &in, &out, &h4, stream) == sclSuccess, "queue a dispatch");
+  expect(h4 != nullptr, "a queued dispatch gives its handle at once");
+  expect(sclMoeCombine(rig.moe, h4, odd ? tiny : rig.expert_out, nullptr, rig.combined, stream) ==
+             sclSuccess,
+         "queue a combine behind it");
+  const sclResult_t synced = sclStreamSynchronize(stream);
+  if (n > 1 || odd) {
+    expect_error(synced, odd ? sclInvalidArgument : sclInvalidUsage, comm,
+                 odd ? "expertOut" : "could not take part",
+                 "a queued combine with too small an expertOut");
+  }
+  sclMoeHandleDestroy(h4);
+  sclStreamDestroy(stream);
+  sclMemFree(tiny);
+  rig.dispatch_and_check(comm, "dispatch after the failed queued combine");
   sclMoeHandleDestroy(h1);
   sclMoeHandleDestroy(h2);
   expect(sclMoeDestroy(rig.moe) == sclSuccess, "destroy", sclGetLastError(comm));
