@@ -64,11 +64,6 @@ LocalBuffer local(const MoeObject& m, const void* p, size_t bytes) {
                      classify(p, bytes, existing_heap(), &m.comm->registrations())};
 }
 
-// A buffer argument: present (when `bytes` > 0) and aligned.
-Status check(const char* name, const void* p, size_t bytes, sclDataType_t t) {
-  return check_buffer(name, p, bytes, t);
-}
-
 Status check_dispatch(const MoeObject& m, const sclMoeTokens_t* in, const sclMoeRecv_t* out,
                       const HandleObject* reuse) {
   const moe::Plan& p = *m.plan;
@@ -83,25 +78,28 @@ Status check_dispatch(const MoeObject& m, const sclMoeTokens_t* in, const sclMoe
                   t, reuse->state->tokens);
   }
   const size_t tokens = size_t(t), k = size_t(p.topk);
-  SCL_TRY(check("in->x", in->x, tokens * p.x_row_bytes(), p.x_type));
-  if (p.x_fp8()) SCL_TRY(check("in->scales", in->scales, tokens * p.scale_cols() * 4, sclFloat32));
+  SCL_TRY(check_buffer("in->x", in->x, tokens * p.x_row_bytes(), p.x_type));
+  if (p.x_fp8())
+    SCL_TRY(check_buffer("in->scales", in->scales, tokens * p.scale_cols() * 4, sclFloat32));
   if (!reuse) {
-    SCL_TRY(check("in->topkIdx", in->topkIdx, tokens * k * 8, sclInt64));
+    SCL_TRY(check_buffer("in->topkIdx", in->topkIdx, tokens * k * 8, sclInt64));
     if (t > 0) SCL_TRY(moe::check_topk(p, in->topkIdx, t, "in->topkIdx"));
   }
-  SCL_TRY(check("in->topkWeights", in->topkWeights, 0, sclFloat32));  // alignment only
-  if (in->topkWeights && reinterpret_cast<uintptr_t>(in->topkWeights) % 4 != 0)
-    return Errorf(sclInvalidArgument, "in->topkWeights: %p is not aligned", (void*)in->topkWeights);
-  SCL_TRY(check("out->x", out->x, p.max_recv_rows * p.recv_row_bytes(), p.recv_type));
-  if (p.recv_fp8()) {
-    SCL_TRY(check("out->scales", out->scales, p.max_recv_rows * p.scale_cols() * 4, sclFloat32));
+  if (in->topkWeights) {  // optional
+    SCL_TRY(check_buffer("in->topkWeights", in->topkWeights, tokens * k * 4, sclFloat32));
   }
-  SCL_TRY(
-      check("out->tokensPerExpert", out->tokensPerExpert, size_t(p.local_experts) * 4, sclInt32));
+  SCL_TRY(check_buffer("out->x", out->x, p.max_recv_rows * p.recv_row_bytes(), p.recv_type));
+  if (p.recv_fp8()) {
+    SCL_TRY(
+        check_buffer("out->scales", out->scales, p.max_recv_rows * p.scale_cols() * 4, sclFloat32));
+  }
+  SCL_TRY(check_buffer("out->tokensPerExpert", out->tokensPerExpert, size_t(p.local_experts) * 4,
+                       sclInt32));
   if (!p.expert_major) {
-    SCL_TRY(check("out->topkIdx", out->topkIdx, p.max_recv_rows * k * 8, sclInt64));
-    SCL_TRY(check("out->topkWeights", out->topkWeights, p.max_recv_rows * k * 4, sclFloat32));
-    SCL_TRY(check("out->numRows", out->numRows, 4, sclInt32));
+    SCL_TRY(check_buffer("out->topkIdx", out->topkIdx, p.max_recv_rows * k * 8, sclInt64));
+    SCL_TRY(
+        check_buffer("out->topkWeights", out->topkWeights, p.max_recv_rows * k * 4, sclFloat32));
+    SCL_TRY(check_buffer("out->numRows", out->numRows, 4, sclInt32));
   }
   // Nothing received may land on what peers read of ours during the call.
   struct Span {
@@ -193,7 +191,7 @@ sclResult_t sclMoeDispatchLayout(sclMoe_t moe, const int64_t* topkIdx, int numTo
     return report(c, Errorf(sclInvalidArgument, "numTokens: %d is out of range [0, %d]", numTokens,
                             p.max_tokens));
   }
-  if (Status s = check("topkIdx", topkIdx, size_t(numTokens) * size_t(p.topk) * 8, sclInt64);
+  if (Status s = check_buffer("topkIdx", topkIdx, size_t(numTokens) * size_t(p.topk) * 8, sclInt64);
       !s.ok())
     return report(c, s);
   if (Status s = moe::check_topk(p, topkIdx, numTokens, "topkIdx"); !s.ok()) return report(c, s);
@@ -286,8 +284,17 @@ sclResult_t sclMoeCombine(sclMoe_t moe, sclMoeHandle_t handle, const void* exper
     return report(c, Errorf(sclInvalidArgument,
                             "topkWeights: token-major combine is unweighted (pass NULL)"));
   }
-  if (Status s = check("expertOut", expertOut, 1, p.out_type); !s.ok()) return report(c, s);
-  if (Status s = check("out", out, tokens * p.out_row_bytes(), p.out_type); !s.ok())
+  // A rank that owns no expert holds no rows: its expertOut may be NULL.
+  if (Status s = check_buffer("expertOut", expertOut, p.local_experts > 0 ? 1 : 0, p.out_type);
+      !s.ok())
+    return report(c, s);
+  if (topkWeights) {
+    if (Status s =
+            check_buffer("topkWeights", topkWeights, tokens * size_t(p.topk) * 4, sclFloat32);
+        !s.ok())
+      return report(c, s);
+  }
+  if (Status s = check_buffer("out", out, tokens * p.out_row_bytes(), p.out_type); !s.ok())
     return report(c, s);
   // The rows expertOut must hold are known once the dispatch completed; a combine queued behind
   // a dispatch still running is checked when it runs (moe/combine.cc).
@@ -297,9 +304,6 @@ sclResult_t sclMoeCombine(sclMoe_t moe, sclMoeHandle_t handle, const void* exper
         !s.ok())
       return report(c, s);
   }
-  if (topkWeights && reinterpret_cast<uintptr_t>(topkWeights) % 4 != 0)
-    return report(c,
-                  Errorf(sclInvalidArgument, "topkWeights: %p is not aligned", (void*)topkWeights));
   moe::Call call;
   call.kind = moe::Kind::kCombine;
   call.plan = m->plan;
