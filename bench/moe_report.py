@@ -4,7 +4,9 @@ of every method over all passes of all rounds, and StrataCL's ratio to the best 
 fastest of alltoallv-heap, alltoallv-staged, openmpi, mpich), marked against the 1.4x target.
 "both" is dispatch + combine of the same pass. With --plot, a gnuplot bar chart of the ratios.
 
-    python3 bench/moe_report.py FILE.csv [--plot FILE.png]
+    python3 bench/moe_report.py FILE.csv [--plot FILE.png] [--markdown]
+
+--markdown prints one table row per configuration and call instead (docs/PERFORMANCE.md).
 """
 import argparse
 import csv
@@ -56,12 +58,32 @@ def summarise(methods):
     return out
 
 
+def markdown(times):
+    methods = OURS + BASELINES
+    print("| config | call | " + " | ".join(methods) + " | x best baseline |")
+    print("|---|---|" + "---:|" * (len(methods) + 1))
+    for config in sorted(times):
+        s = summarise(times[config])
+        c = dict(zip(CONFIG_KEYS, config))
+        name = (f'{"LL" if c["layout"] == "expert" else "normal"} {c["ranks"]}r T={c["tokens"]} '
+                f'{c["routing"]} {c["x"]}')
+        for call in ("dispatch", "combine"):
+            cells = [f"{s[m][call][0]:.0f}" if m in s and call in s[m] else "-" for m in methods]
+            best = min(s[m][call][0] for m in BASELINES if m in s and call in s[m])
+            r = best / s["stratacl"][call][0]
+            mark = "" if r >= TARGET else " (below 1.4)"
+            print(f"| {name} | {call} | " + " | ".join(cells) + f" | **{r:.2f}x**{mark} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")
     ap.add_argument("--plot")
+    ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     times = load(args.csv)
+    if args.markdown:
+        return markdown(times)
     bars = []  # (label, dispatch ratio, combine ratio)
     misses = 0
     for config in sorted(times):

@@ -73,6 +73,29 @@ RemoteRef Stager::publish(const Outgoing& out, size_t area_offset) const {
   return r.kind != RefKind::kNone ? r : stage(out, area_ + area_offset);
 }
 
+Result<RemoteRef> Stager::publish_prefixes(const Outgoing& out, const std::vector<size_t>& used,
+                                           StagedBlock* block, bool* packed) const {
+  *packed = false;
+  const RemoteRef r = in_place(out);
+  if (r.kind != RefKind::kNone) return r;
+  size_t total = 0;
+  for (size_t u : used) total += u;
+  if (total == 0) return RemoteRef{0, 0, RefKind::kMapped};  // nothing to read
+  if (block->bytes() < total) {
+    block->reset();  // first, so that the heap can reuse its range
+    Result<StagedBlock> b = StagedBlock::allocate(heap_, total);
+    if (!b.ok()) return b.status();
+    *block = std::move(*b);
+  }
+  size_t at = 0;
+  for (size_t b = 0; b < used.size(); ++b) {
+    copy_bytes(block->get() + at, out.src.ptr + b * out.stride, used[b]);
+    at += used[b];
+  }
+  *packed = true;
+  return RemoteRef{heap_->offset_of(block->get()), 0, RefKind::kMapped};
+}
+
 Result<RemoteRef> Stager::publish_own(const Outgoing& out, StagedBlock* block) const {
   const RemoteRef r = in_place(out);
   if (r.kind != RefKind::kNone) return r;

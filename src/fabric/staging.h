@@ -86,6 +86,12 @@ class Stager {
   // new heap block.
   Result<RemoteRef> publish_own(const Outgoing& out, StagedBlock* block) const;
 
+  // Publishes the blocks of `out` of which only a prefix is read, `used[b]` bytes of block b: in
+  // place as publish_own does (block b at out.stride), or, for foreign data, only the prefixes,
+  // packed back to back into *block (reused as publish_own reuses it). *packed says which, for
+  // the readers' addressing: packed, block b's bytes start at the sum of used[] before b.
+  Result<RemoteRef> publish_prefixes(const Outgoing& out, const std::vector<size_t>& used,
+                                     StagedBlock* block, bool* packed) const;
   char* area() const { return area_; }
   const Heap& heap() const { return *heap_; }
   bool cma_usable() const { return cma_ && cma_->usable(); }

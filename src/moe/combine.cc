@@ -15,20 +15,33 @@ namespace stratacl::moe {
 namespace {
 
 // This rank's expert outputs, for its peers. Token-major: block = row. Expert-major: block e =
-// local expert e's rows, of which only those routed to it are published (staged copies of
-// foreign memory stay as small as the routing allows).
+// local expert e's rows, of which only those routed to it are read; foreign memory stages just
+// those, packed (*packed; see packed_starts).
 Result<RemoteRef> publish_outputs(const CollContext& c, const Plan& p, const Routing& routing,
-                                  LocalBuffer expert_out, StagedBlock* staged) {
+                                  LocalBuffer expert_out, StagedBlock* staged, bool* packed) {
   const size_t row = p.out_row_bytes();
+  *packed = false;
   if (!p.expert_major)
     return publish_rows(c, expert_out, size_t(routing.rows_at(c.rank)) * row, row, staged);
-  size_t most = 0;
-  for (int g = 0; g < p.num_experts; ++g) {
+  std::vector<size_t> used;
+  for (int g = 0; g < p.num_experts; ++g) {  // ascending global id: local expert order
     if (p.owner[size_t(g)] == c.rank)
-      most = std::max(most, size_t(routing.pairs_before(g, c.nranks)));
+      used.push_back(size_t(routing.pairs_before(g, c.nranks)) * row);
   }
-  return publish_blocks(c, Outgoing{expert_out, p.expert_rows() * row, p.local_experts, most * row},
-                        staged);
+  return c.stager.publish_prefixes(
+      Outgoing{expert_out, p.expert_rows() * row, p.local_experts, row}, used, staged, packed);
+}
+
+// Where each expert's rows start in its owner's packed outputs: the rows of the owner's experts
+// before it (local ids follow ascending global ids).
+std::vector<size_t> packed_starts(const Plan& p, const Routing& routing, int nranks) {
+  std::vector<size_t> start(size_t(p.num_experts)), next(size_t(nranks), 0);
+  for (int g = 0; g < p.num_experts; ++g) {
+    const int d = p.owner[size_t(g)];
+    start[size_t(g)] = next[size_t(d)];
+    next[size_t(d)] += size_t(routing.pairs_before(g, nranks));
+  }
+  return start;
 }
 
 // The rows one token sums, in order: pointers into peers' mapped outputs, or read into scratch.
@@ -86,7 +99,9 @@ Status sum_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, cons
                         const float* weights, char* out) {
   const int o = c.rank;
   Terms terms(size_t(p.topk));
+  const std::vector<size_t> start = packed_starts(p, routing, c.nranks);
   std::vector<int64_t> chose(size_t(p.num_experts), 0);  // our earlier tokens that chose each
+  const size_t row = p.out_row_bytes();
   for (int t = 0; t < routing.tokens(o); ++t) {
     terms.clear();
     const int64_t* ids = routing.ids(o, t);
@@ -95,10 +110,12 @@ Status sum_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, cons
       const size_t g = size_t(ids[j]);
       const int d = p.owner[g];
       const size_t pos = size_t(routing.pairs_before(int(g), o) + chose[g]++);
-      const size_t row = p.out_row_bytes();
       const float w = weights ? weights[size_t(t) * size_t(p.topk) + size_t(j)] : 1.0f;
-      SCL_TRY(terms.add(c, d, lines.in(c.cb(d))->expert_out, size_t(p.local_index[g]), pos * row,
-                        row, w));
+      const Lines& theirs = *lines.in(c.cb(d));
+      // In place: block = local expert; packed: one block, the expert's rows from its start.
+      const size_t block = theirs.packed ? 0 : size_t(p.local_index[g]);
+      const size_t at = theirs.packed ? start[g] + pos : pos;
+      SCL_TRY(terms.add(c, d, theirs.expert_out, block, at * row, row, w));
     }
     terms.sum_into(out + size_t(t) * p.out_row_bytes(), p, weights != nullptr);
   }
@@ -157,9 +174,11 @@ Status combine(CollContext& c, Region<Lines> lines, const Call& call) {
                               "the dispatch that made this handle failed; its combine cannot run");
   StagedBlock& staged = call.staging->expert_out;
   if (ready.ok()) {
-    Result<RemoteRef> ref = publish_outputs(c, p, *routing, call.expert_out, &staged);
+    bool packed = false;
+    Result<RemoteRef> ref = publish_outputs(c, p, *routing, call.expert_out, &staged, &packed);
     if (ref.ok()) {
       mine.expert_out = *ref;
+      mine.packed = packed;
     } else {
       ready = ref.status();
     }

@@ -15,6 +15,8 @@ struct Lines {
   uint64_t handle_id = 0;    // the step of the dispatch whose routing is reused or followed
   int32_t tokens = 0;        // T of this rank's dispatch
   int32_t prepared = 0;      // sclResult_t: why this rank cannot take part (0: it can)
+  int32_t packed = 0;        // expert-major expert_out staged packed (Stager::publish_prefixes)
+  int32_t reserved = 0;
 };
 
 }  // namespace stratacl::moe

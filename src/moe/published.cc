@@ -12,11 +12,6 @@ Result<RemoteRef> publish_rows(const CollContext& c, LocalBuffer buf, size_t byt
   return ref;
 }
 
-Result<RemoteRef> publish_blocks(const CollContext& c, const Outgoing& out, StagedBlock* staged) {
-  if (out.staged_bytes() == 0) return RemoteRef{};  // nothing any peer reads
-  return c.stager.publish_own(out, staged);
-}
-
 Result<const char*> peer_bytes(const CollContext& c, int peer, const RemoteRef& ref, size_t block,
                                size_t offset, size_t bytes, std::vector<char>& scratch) {
   Result<const char*> p = c.view_block(peer, ref, block, offset, bytes);

@@ -15,9 +15,6 @@ namespace stratacl::moe {
 Result<RemoteRef> publish_rows(const CollContext& c, LocalBuffer buf, size_t bytes,
                                size_t row_bytes, StagedBlock* staged);
 
-// Publishes the blocks of `out` (foreign memory: only those bytes are staged, into `*staged`).
-Result<RemoteRef> publish_blocks(const CollContext& c, const Outgoing& out, StagedBlock* staged);
-
 // `bytes` at `offset` in block `block` of what `peer` published as `ref`: a pointer to them where
 // they are mapped here, else read into `scratch`.
 Result<const char*> peer_bytes(const CollContext& c, int peer, const RemoteRef& ref, size_t block,
