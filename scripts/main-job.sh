@@ -16,6 +16,7 @@ echo "== scl-bench moe, 4 ranks: token-major T=1024, expert-major T=128, H=7168,
 for x in bf16 fp8; do
   "$bin/stratarun" -n 4 --timeout 900 "$bin/scl-bench" moe --layout token --tokens 1024 --x "$x" \
     --iters 5 --repeats 1
+  # Expert-major receive buffers are [E_local, R*T_max, H] (470 MB a rank here): heap methods only.
   "$bin/stratarun" -n 4 --timeout 900 "$bin/scl-bench" moe --layout expert --tokens 128 --x "$x" \
-    --iters 10 --repeats 1
+    --iters 10 --repeats 1 --methods stratacl,alltoallv-heap
 done

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "measure.h"
-#include "reduce/reduce.h"
+#include "tools/scl_bench/library_sum.h"
 #include "tools/scl_bench/moe_options.h"
 
 namespace {
@@ -86,18 +86,6 @@ class MpiTransport : public moe_workload::Transport, public moe_workload::Group 
   int n_;
 };
 
-void library_sum(void* dst, const void* const* rows, const float* weights, int n, size_t count,
-                 sclDataType_t type) {
-  namespace reduce = stratacl::reduce;
-  if (n == 0) {
-    std::memset(dst, 0, count * reduce::dtype_size(type));
-  } else if (weights) {
-    reduce::weighted_sum_n(dst, rows, weights, n, count, type);
-  } else {
-    reduce::reduce_n(dst, rows, n, count, type, sclSum, 1);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,7 +119,7 @@ int main(int argc, char** argv) {
       const Workload work(shape, o.routing, std::vector<int>(size_t(nranks), o.tokens), o.seed);
       Buffers buffers(
           work, true, [&](size_t b) { return mpi.alloc(b); }, [&](void* p) { mpi.release(p); });
-      moe_workload::ExchangeMethod method(shape, mpi, buffers, library_sum);
+      moe_workload::ExchangeMethod method(shape, mpi, buffers, stratacl::bench::library_sum);
       for (int pass = 0; pass < o.repeats; ++pass) {
         const moe_workload::Times t = moe_workload::time_method(mpi, method, o.warmup, o.iters);
         csv.push_back(moe_workload::csv_row(name, work, o.routing_text, "dispatch", t.dispatch_us,

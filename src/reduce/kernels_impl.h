@@ -241,10 +241,17 @@ struct GenericConverters {
   using E5m2 = GenericCvt<E5m2Format>;
 };
 
+// How each widened source tile is weighted before it is combined: not at all (the reductions),
+// or scaled by its weight (weighted sums, below).
+struct Unweighted {
+  template <size_t N>
+  void apply(float*, int) const {}
+};
+
 // Elements [begin, end) in tiles of N, widened to float32; a last partial tile is zero-padded.
-template <class Cvt, class Op, size_t N>
+template <class Cvt, class Op, size_t N, class Weigh = Unweighted>
 void reduce_narrow_tiles(unsigned char* dst, const void* const* srcs, int nsrc, size_t begin,
-                         size_t end, int avg_divisor) {
+                         size_t end, int avg_divisor, Weigh weigh = {}) {
   constexpr size_t kRawBytes = N * Cvt::kBytes;
   alignas(64) float acc[N];
   alignas(64) float next[N];
@@ -260,8 +267,10 @@ void reduce_narrow_tiles(unsigned char* dst, const void* const* srcs, int nsrc, 
       return static_cast<const unsigned char*>(raw);
     };
     Cvt::template widen<N>(acc, source(0));
+    weigh.template apply<N>(acc, 0);
     for (int k = 1; k < nsrc; ++k) {
       Cvt::template widen<N>(next, source(k));
+      weigh.template apply<N>(next, k);
       combine_float_tile<Op, N>(acc, next);
     }
     if constexpr (Op::kAvg) divide_tile<float, N>(acc, avg_divisor);
@@ -305,48 +314,24 @@ void scale_tile(float* __restrict v, float w) {
   for (size_t i = 0; i < N; ++i) v[i] = v[i] * w;
 }
 
-// As reduce_narrow_tiles, each source scaled by its weight before it is added. The products are
-// rounded to float32 before the sum: these TUs are built with -ffp-contract=off, so no ISA fuses
-// them into an FMA and every ISA gives the scalar bits.
-template <class Cvt, size_t N>
-void weighted_tiles(unsigned char* dst, const void* const* srcs, const float* weights, int nsrc,
-                    size_t begin, size_t end) {
-  constexpr size_t kRawBytes = N * Cvt::kBytes;
-  alignas(64) float acc[N];
-  alignas(64) float next[N];
-  alignas(64) unsigned char raw[kRawBytes];
-  for (size_t base = begin; base < end; base += N) {
-    const size_t n = end - base < N ? end - base : N;
-    const size_t off = base * Cvt::kBytes, bytes = n * Cvt::kBytes;
-    auto source = [&](int k) {
-      const unsigned char* src = static_cast<const unsigned char*>(srcs[k]) + off;
-      if (n == N) return src;
-      __builtin_memcpy(raw, src, bytes);
-      __builtin_memset(raw + bytes, 0, kRawBytes - bytes);
-      return static_cast<const unsigned char*>(raw);
-    };
-    Cvt::template widen<N>(acc, source(0));
-    scale_tile<N>(acc, weights[0]);
-    for (int k = 1; k < nsrc; ++k) {
-      Cvt::template widen<N>(next, source(k));
-      scale_tile<N>(next, weights[k]);
-      combine_float_tile<OpSum, N>(acc, next);
-    }
-    if (n == N) {
-      Cvt::template narrow<N>(dst + off, acc);
-    } else {
-      Cvt::template narrow<N>(raw, acc);
-      __builtin_memcpy(dst + off, raw, bytes);
-    }
+// Source k scaled by weights[k]. The products are rounded to float32 before the sum: these TUs
+// are built with -ffp-contract=off, so no ISA fuses them into an FMA and every ISA gives the
+// scalar bits.
+struct Weighted {
+  const float* weights;
+  template <size_t N>
+  void apply(float* tile, int k) const {
+    scale_tile<N>(tile, weights[k]);
   }
-}
+};
 
 template <class Cvt>
 void weighted(unsigned char* dst, const void* const* srcs, const float* weights, int nsrc,
               size_t count) {
   const size_t full = count / kNarrowTile * kNarrowTile;
-  weighted_tiles<Cvt, kNarrowTile>(dst, srcs, weights, nsrc, 0, full);
-  weighted_tiles<Cvt, kSmallNarrowTile>(dst, srcs, weights, nsrc, full, count);
+  reduce_narrow_tiles<Cvt, OpSum, kNarrowTile>(dst, srcs, nsrc, 0, full, 1, Weighted{weights});
+  reduce_narrow_tiles<Cvt, OpSum, kSmallNarrowTile>(dst, srcs, nsrc, full, count, 1,
+                                                    Weighted{weights});
 }
 
 template <class Cvts>

@@ -57,7 +57,8 @@ class AlltoallvExchange {
   };
   char* staging(Staging& s, size_t bytes);
 
-  size_t record_bytes() const { return meta_at_ + size_t(shape_.topk) * 12; }
+  // Records stay 8-aligned, for their ids.
+  size_t record_bytes() const { return (meta_at_ + size_t(shape_.topk) * 12 + 7) / 8 * 8; }
 
   const Shape shape_;
   Transport& transport_;

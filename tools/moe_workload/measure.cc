@@ -53,10 +53,13 @@ Buffers::Buffers(const Workload& work, bool weights, Alloc alloc, Release releas
   expert_out_ = take(rows * s.out_row_bytes());
   combined_ = take(T * s.out_row_bytes());
   work.fill_x(s.rank, x_, static_cast<float*>(scales_));
-  std::memcpy(ids_, work.ids(s.rank).data(), T * k * 8);
-  std::memcpy(topk_weights_, work.weights(s.rank).data(), T * k * 4);
+  // Empty vectors may hold null, which memcpy must not see even for 0 bytes.
+  if (T > 0) {
+    std::memcpy(ids_, work.ids(s.rank).data(), T * k * 8);
+    std::memcpy(topk_weights_, work.weights(s.rank).data(), T * k * 4);
+  }
   const std::vector<char> out = work.expert_out(s.rank, kExpertSalt);
-  std::memcpy(expert_out_, out.data(), out.size());
+  if (!out.empty()) std::memcpy(expert_out_, out.data(), out.size());
   // Touch what calls write, so page faults stay out of the timings.
   std::memset(rx_, 0, rows * s.recv_row_bytes());
   std::memset(rscales_, 0, rows * s.scale_cols() * 4);

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "errors.h"
+#include "library_sum.h"
 #include "measure.h"
 #include "moe_options.h"
-#include "reduce/reduce.h"
 #include "scl_transport.h"
 
 namespace stratacl::bench {
@@ -88,19 +88,6 @@ void* malloc_alloc(size_t bytes) {
   void* p = nullptr;
   if (posix_memalign(&p, 64, bytes) != 0) throw LibraryError(sclSystemError, "posix_memalign");
   return p;
-}
-
-// The baseline sums combine's rows with the library's own kernels (the bits of
-// moe_workload::sum_rows, faster): the comparison measures the communication, not the arithmetic.
-void library_sum(void* dst, const void* const* rows, const float* weights, int n, size_t count,
-                 sclDataType_t type) {
-  if (n == 0) {
-    std::memset(dst, 0, count * reduce::dtype_size(type));
-  } else if (weights) {
-    reduce::weighted_sum_n(dst, rows, weights, n, count, type);
-  } else {
-    reduce::reduce_n(dst, rows, n, count, type, sclSum, 1);
-  }
 }
 
 bool is_baseline(const std::string& method) { return method.rfind("alltoallv", 0) == 0; }
