@@ -26,7 +26,7 @@ Status allgather(CollContext& c, const Call& call) {
         const int p = (c.rank + k) % c.nranks;
         char* out = call.recv + (size_t(p) * call.count + r.begin) * es;
         if (p == c.rank) {
-          copy_out(out, my_in.ptr, bytes, stream);  // a no-op in place
+          c.copy(out, my_in.ptr, bytes, stream);  // a no-op in place
           continue;
         }
         SCL_TRY(c.read_block(p, descs[size_t(p)].send, 0, 0, bytes, out, stream));

@@ -47,7 +47,7 @@ Status allreduce(CollContext& c, const Call& call) {
     d.flags = in_place ? kDescInPlace : 0;
     // One-shot in place: peers still read our input while we would overwrite it, so we reduce
     // into scratch and copy out after the step's done-count.
-    std::vector<char>& scratch = c.scratch.bytes;
+    std::vector<char>& scratch = c.scratch[0].bytes;
     bool copy_out = false;
     SCL_TRY(run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       if (!use_oneshot(c.nranks, call_bytes, all_out_of_place(descs), c.oneshot_forced_max))
@@ -56,7 +56,7 @@ Status allreduce(CollContext& c, const Call& call) {
       if (copy_out && scratch.size() < a.bytes) scratch.resize(a.bytes);
       return reduce_inputs(c, descs, 0, a.in.ptr, a.count, call, copy_out ? scratch.data() : a.out);
     }));
-    if (copy_out) copy_bytes(a.out, scratch.data(), a.bytes);
+    if (copy_out) c.copy(a.out, scratch.data(), a.bytes);
     return Status::Ok();
   });
 }

@@ -62,15 +62,16 @@ Status allreduce_twoshot(CollContext& c, const Call& call, const std::vector<Cal
                     int(p));
     outputs[p] = *out;
   }
-  InputTiles inputs(c, descs, 0, my_in);
   // Nobody reads the peers' shards in our output during the call: past the caches, they are
   // written with non-temporal stores. Not in place: there the lines are ours, already cached.
   const bool stream = my_in != my_out && streaming_pays(call.count * es);
+  Executor& ex = *c.exec;
   auto copy_tile = [&](size_t p, uint32_t t) {
     Range tr = shards[p].tile(es, t);
-    copy_out(my_out + tr.begin * es, outputs[p] + tr.begin * es, tr.size() * es, stream);
+    ex.copy_async(my_out + tr.begin * es, outputs[p] + tr.begin * es, tr.size() * es, stream);
   };
-  // Copies every peer tile that is already announced, without waiting.
+  // Hands every peer tile that is already announced to the engines (or copies it, without
+  // them), without waiting.
   auto copy_ready = [&] {
     for (size_t k = 1; k < n; ++k) {
       const size_t p = (size_t(c.rank) + k) % n;
@@ -79,24 +80,44 @@ Status allreduce_twoshot(CollContext& c, const Call& call, const std::vector<Cal
     }
   };
 
+  // The workers reduce `parts` tiles of our shard at a time, one each, and the tiles are
+  // announced together; between groups the peers' finished tiles move (on the engines, while
+  // the workers reduce the next group). The whole shard decides the parts: the first group
+  // wakes the helpers, which then stay awake from group to group.
   const Shard& mine = shards[size_t(c.rank)];
-  for (uint32_t t = 0; t < mine.tiles; ++t) {
-    Range tr = mine.tile(es, t);
-    SCL_TRY(inputs.load(tr.begin * es, tr.size() * es));
-    reduce::reduce_n(shard_home + tr.begin * es, inputs.srcs(), c.nranks, tr.size(), call.dtype,
-                     call.op, c.nranks);
-    if (!out_in_heap)
-      copy_bytes(my_out + tr.begin * es, shard_home + tr.begin * es, tr.size() * es);
-    step_tile_done(c);
+  const int parts = ex.parts_for(mine.range.size() * es);
+  for (uint32_t first = 0; first < mine.tiles; first += uint32_t(parts)) {
+    const uint32_t group = std::min(uint32_t(parts), mine.tiles - first);
+    SCL_TRY(ex.split_items(int(group), group, [&](int worker, Range tiles_of_part) -> Status {
+      InputTiles inputs(c, descs, 0, my_in, worker);
+      for (size_t i = tiles_of_part.begin; i < tiles_of_part.end; ++i) {
+        Range tr = mine.tile(es, first + uint32_t(i));
+        SCL_TRY(inputs.load(tr.begin * es, tr.size() * es));
+        reduce::reduce_n(shard_home + tr.begin * es, inputs.srcs(), c.nranks, tr.size(), call.dtype,
+                         call.op, c.nranks);
+        if (!out_in_heap)
+          copy_bytes(my_out + tr.begin * es, shard_home + tr.begin * es, tr.size() * es);
+      }
+      return Status::Ok();
+    }));
+    for (uint32_t i = 0; i < group; ++i) step_tile_done(c);
     copy_ready();
   }
+  // The rest of the peers' shards: wait for the next tile, then move every tile announced by
+  // then in one copy, cut over the workers or handed to the engines.
   for (size_t k = 1; k < n; ++k) {
     const size_t p = (size_t(c.rank) + k) % n;
-    for (; copied[p] < tiles[p]; ++copied[p]) {
+    while (copied[p] < tiles[p]) {
       SCL_TRY(step_wait_tile(c, int(p), copied[p]));
-      copy_tile(p, copied[p]);
+      uint32_t end = copied[p] + 1;
+      while (end < tiles[p] && step_tile_ready(c, int(p), end)) ++end;
+      const size_t from = shards[p].tile(es, copied[p]).begin;
+      const size_t to = shards[p].tile(es, end - 1).end;
+      ex.copy_async(my_out + from * es, outputs[p] + from * es, (to - from) * es, stream);
+      copied[p] = end;
     }
   }
+  ex.drain();
   step_tiles_finished(c, tiles);
   return Status::Ok();
 }

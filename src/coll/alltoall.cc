@@ -29,7 +29,7 @@ Status alltoall(CollContext& c, const Call& call) {
         const int p = (c.rank + k) % c.nranks;
         char* out = call.recv + size_t(p) * block_stride + r.begin * es;
         if (p == c.rank) {
-          copy_out(out, call.send.ptr + size_t(p) * block_stride + r.begin * es, bytes, stream);
+          c.copy(out, call.send.ptr + size_t(p) * block_stride + r.begin * es, bytes, stream);
           continue;
         }
         SCL_TRY(c.read_block(p, descs[size_t(p)].send, size_t(c.rank), 0, bytes, out, stream));

@@ -49,7 +49,7 @@ Status alltoallv(CollContext& c, const Call& call) {
       if (theirs.count == 0) continue;
       char* out = call.recv + call.rdispls[p] * es;
       if (p == size_t(c.rank)) {
-        copy_bytes(out, call.send.ptr + theirs.displ * es, theirs.count * es);
+        c.copy(out, call.send.ptr + theirs.displ * es, theirs.count * es);
         continue;
       }
       uint64_t bytes;

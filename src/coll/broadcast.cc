@@ -23,7 +23,7 @@ Status broadcast(CollContext& c, const Call& call) {
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       char* out = call.recv + r.begin * es;
       if (root) {
-        copy_out(out, call.send.ptr + r.begin * es, bytes, stream);
+        c.copy(out, call.send.ptr + r.begin * es, bytes, stream);
         return Status::Ok();
       }
       return c.read_block(call.root, descs[size_t(call.root)].send, 0, 0, bytes, out, stream);

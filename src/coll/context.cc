@@ -29,7 +29,23 @@ Result<const char*> CollContext::view_block(int peer, const RemoteRef& ref, size
 
 Status CollContext::read_block(int peer, const RemoteRef& ref, size_t block, uint64_t offset,
                                uint64_t bytes, char* dst, bool stream) const {
-  return in_call(*this, mem.read(peer, ref, block, offset, bytes, dst, stream));
+  if (bytes == 0 || bytes < exec->min_part_bytes()) {
+    return in_call(*this, mem.read(peer, ref, block, offset, bytes, dst, stream));
+  }
+  Result<const char*> src = view_block(peer, ref, block, offset, bytes);
+  if (!src.ok()) return src.status();
+  if (*src) {  // mapped: a pure move
+    exec->copy(dst, *src, bytes, stream);
+    return Status::Ok();
+  }
+  // Read through the peer's process (CMA): every worker reads its part.
+  return in_call(*this, exec->split(bytes, 1, [&](int, Range r) {
+    return mem.read(peer, ref, block, offset + r.begin, r.size(), dst + r.begin, stream);
+  }));
+}
+
+void CollContext::copy(char* dst, const char* src, size_t bytes, bool stream) const {
+  exec->copy(dst, src, bytes, stream);
 }
 
 std::string CollContext::where() const {

@@ -12,6 +12,7 @@
 #include "coll/step_lines.h"
 #include "core/deadline.h"
 #include "core/status.h"
+#include "exec/executor.h"
 #include "fabric/peer_memory.h"
 #include "fabric/staging.h"
 #include "sync/doorbells.h"
@@ -47,13 +48,15 @@ struct CollContext {
   std::vector<uint32_t> tiles_done;   // per rank: tiles announced over the communicator's life
   std::vector<CallDesc> descs;        // the peers' descriptors of the current step
   std::vector<const void*> payloads;  // the peers' payloads of the current eager step
-  // Scratch memory of the communicator's calls, grown as needed and reused (calls on one
-  // communicator run one at a time).
+  Executor* exec = nullptr;           // the rank's workers and copy engines (always set)
+  // Scratch memory of the communicator's calls, one per worker (a job's part p uses scratch[p]),
+  // grown as needed and reused (calls on one communicator run one at a time).
   struct Scratch {
     std::vector<char> bytes;                 // in-place one-shot allreduce's result
     std::vector<const void*> srcs;           // a reduction's inputs, one per rank
     std::vector<std::vector<char>> fetched;  // inputs read (not mapped), one per rank
-  } scratch;
+  };
+  std::vector<Scratch> scratch = std::vector<Scratch>(1);
   uint64_t call_index = 0;  // user-visible call counter, for messages
   const char* call_name = "";
   // Every rank cuts calls into the same rounds: round_bytes is the smallest staging area of all.
@@ -92,8 +95,11 @@ struct CollContext {
   // when it is mapped here, nullptr when it must be read (errors name the call).
   Result<const char*> view_block(int peer, const RemoteRef& ref, size_t block, uint64_t offset,
                                  uint64_t bytes) const;
+  // Reads them into dst; large reads are cut over the workers, or go to the copy engines.
   Status read_block(int peer, const RemoteRef& ref, size_t block, uint64_t offset, uint64_t bytes,
                     char* dst, bool stream = false) const;
+  // A local pure move, on the workers or engines as the cost model says.
+  void copy(char* dst, const char* src, size_t bytes, bool stream = false) const;
   std::string where() const;  // "allreduce #12 (step 40)"
 
  private:

@@ -27,7 +27,7 @@ Status gather(CollContext& c, const Call& call) {
       for (int p = 0; p < c.nranks; ++p) {
         char* out = call.recv + (size_t(p) * call.count + r.begin) * es;
         if (p == c.rank) {
-          copy_bytes(out, my_in.ptr, bytes);
+          c.copy(out, my_in.ptr, bytes);
           continue;
         }
         SCL_TRY(c.read_block(p, descs[size_t(p)].send, 0, 0, bytes, out));

@@ -16,7 +16,7 @@ Status reduce_scatter(CollContext& c, const Call& call) {
   if (eager_fits(c, block_stride * size_t(c.nranks))) {
     const EagerInput in{call.send.ptr, block_stride, c.nranks, block_stride};
     return run_eager_step(c, call, in, [&](const auto& from) {
-      std::vector<const void*>& srcs = c.scratch.srcs;
+      std::vector<const void*>& srcs = c.scratch[0].srcs;
       srcs.resize(size_t(c.nranks));
       for (int p = 0; p < c.nranks; ++p)
         srcs[size_t(p)] = payload_at(from[size_t(p)], size_t(c.rank) * block_stride);

@@ -26,7 +26,7 @@ Status scatter(CollContext& c, const Call& call) {
     return run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       char* out = call.recv + r.begin * es;
       if (root) {
-        copy_bytes(out, call.send.ptr + size_t(c.rank) * block_stride + r.begin * es, bytes);
+        c.copy(out, call.send.ptr + size_t(c.rank) * block_stride + r.begin * es, bytes);
         return Status::Ok();
       }
       return c.read_block(call.root, descs[size_t(call.root)].send, size_t(c.rank), 0, bytes, out);

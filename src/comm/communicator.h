@@ -113,6 +113,7 @@ class Communicator : public sclComm {
   std::vector<pid_t> pids_;
   Liveness live_;
   std::unique_ptr<Waiter> waiter_;
+  std::unique_ptr<Executor> exec_;
   MappedAccess mapped_{{}};
   ProcessAccess process_{nullptr, 0};
   Membership membership_;

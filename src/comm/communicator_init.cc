@@ -181,9 +181,23 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   Result<Liveness> live = Liveness::watch(watched);
   if (!live.ok()) return live.status();
   live_ = std::move(*live);
-  waiter_ =
-      std::make_unique<Waiter>(WaitPolicy::for_ranks(n, process_value(Var::kSpinNs)), ctx_.rank,
-                               ctx_.blocks, std::move(instances), &live_, membership_.abort_flag());
+  // Workers and engines: the cost model sizes the team unless the configuration pins it. Every
+  // thread that may spin counts towards oversubscription.
+  ExecSettings es;
+  es.model = CostModel::for_host(usable_cpus(), 0);
+  es.engines = int(cfg_.copy_engines.value);
+  es.threads =
+      cfg_.threads.value > 0 ? int(cfg_.threads.value) : es.model.auto_threads(n, es.engines);
+  const int64_t min_part = process_value(Var::kWorkerMinBytes);
+  es.min_part_bytes = min_part >= 0 ? size_t(min_part) : es.model.min_part_bytes();
+  const WaitPolicy policy =
+      WaitPolicy::for_ranks(n * (es.threads + es.engines), process_value(Var::kSpinNs));
+  es.spin = SpinPolicy{policy.spin_ns, policy.yield_while_spinning};
+  exec_ = std::make_unique<Executor>(es);
+  ctx_.exec = exec_.get();
+  ctx_.scratch.resize(size_t(es.threads));
+  waiter_ = std::make_unique<Waiter>(policy, ctx_.rank, ctx_.blocks, std::move(instances), &live_,
+                                     membership_.abort_flag());
   ctx_.waiter = waiter_.get();
   ctx_.timeout_ms = cfg_.timeout_ms.value;
 
@@ -194,7 +208,7 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   std::vector<const CmaVerdict*> verdicts;
   for (const PeerBlock& b : ctx_.blocks) verdicts.push_back(layout_.cma.in(b.cb));
   cma_.bind(ctx_.rank, layout_.cma.in(ctx_.mine.cb), std::move(verdicts));
-  ctx_.stager = Stager(heap, static_cast<char*>(staging_), &cma_);
+  ctx_.stager = Stager(heap, static_cast<char*>(staging_), &cma_, exec_.get());
   ctx_.quarantine = &quarantine_;
   p2p_ = P2PState(n);
   ctx_.tiles_done.assign(size_t(n), 0);

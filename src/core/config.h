@@ -18,6 +18,7 @@ enum class Var : int {
   kTimeoutMs,
   kThreads,
   kCopyEngines,
+  kWorkerMinBytes,
   kStagingBytes,
   kHeapBytes,
   kSpinNs,

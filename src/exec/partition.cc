@@ -1,5 +1,7 @@
 #include "exec/partition.h"
 
+#include <algorithm>
+
 namespace stratacl {
 
 Range partition(size_t count, size_t elem_size, int parts, int index) {
@@ -15,6 +17,20 @@ Range partition(size_t count, size_t elem_size, int parts, int index) {
   if (r.begin > count) r.begin = count;
   if (r.end > count) r.end = count;
   return r;
+}
+
+Range partition_weighted(std::span<const uint64_t> prefix, int parts, int index) {
+  if (prefix.empty() || parts <= 0 || index < 0 || index >= parts) return {};
+  const size_t items = prefix.size() - 1;
+  const unsigned __int128 total = prefix.back();
+  // The first item whose prefix reaches part i's share (128-bit: weights may be byte counts).
+  auto start = [&](int i) -> size_t {
+    if (i == 0) return 0;
+    if (i == parts) return items;
+    const uint64_t target = uint64_t((total * unsigned(i) + unsigned(parts) - 1) / unsigned(parts));
+    return size_t(std::lower_bound(prefix.begin(), prefix.end() - 1, target) - prefix.begin());
+  };
+  return Range{start(index), start(index + 1)};
 }
 
 }  // namespace stratacl

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace stratacl {
 
@@ -26,5 +27,11 @@ inline Range partition(Range r, size_t elem_size, int parts, int index) {
   Range p = partition(r.size(), elem_size, parts, index);
   return Range{r.begin + p.begin, r.begin + p.end};
 }
+
+// Part `index` of `parts` of a list of items of uneven weight (rows of hot and cold experts,
+// alltoallv blocks of skewed sizes): prefix[i] is the weight of items [0, i), so prefix holds
+// items + 1 non-decreasing entries from 0. Part i starts at the first item whose prefix reaches
+// i * total / parts, so every part's weight is within one item of total / parts.
+Range partition_weighted(std::span<const uint64_t> prefix, int parts, int index);
 
 }  // namespace stratacl

@@ -60,10 +60,17 @@ RemoteRef Stager::in_place(const Outgoing& out) const {
   return RemoteRef{};
 }
 
+void Stager::copy(char* dst, const char* src, size_t bytes) const {
+  if (exec_) {
+    exec_->copy(dst, src, bytes, false);
+  } else {
+    copy_bytes(dst, src, bytes);
+  }
+}
+
 RemoteRef Stager::stage(const Outgoing& out, char* dst) const {
   for (int b = 0; b < out.nblocks; ++b) {
-    copy_bytes(dst + size_t(b) * out.block_bytes, out.src.ptr + size_t(b) * out.stride,
-               out.block_bytes);
+    copy(dst + size_t(b) * out.block_bytes, out.src.ptr + size_t(b) * out.stride, out.block_bytes);
   }
   return RemoteRef{heap_->offset_of(dst), out.block_bytes, RefKind::kMapped};
 }
@@ -89,7 +96,7 @@ Result<RemoteRef> Stager::publish_prefixes(const Outgoing& out, const std::vecto
   }
   size_t at = 0;
   for (size_t b = 0; b < used.size(); ++b) {
-    copy_bytes(block->get() + at, out.src.ptr + b * out.stride, used[b]);
+    copy(block->get() + at, out.src.ptr + b * out.stride, used[b]);
     at += used[b];
   }
   *packed = true;

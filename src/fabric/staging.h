@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "exec/executor.h"
 #include "fabric/cma_agreement.h"
 #include "fabric/heap.h"
 #include "fabric/memory_kind.h"
@@ -75,8 +76,10 @@ class Quarantine {
 class Stager {
  public:
   Stager() = default;
-  // `area`: the communicator's staging area (calls are cut into rounds that fit it).
-  Stager(Heap* heap, char* area, const CmaAgreement* cma) : heap_(heap), area_(area), cma_(cma) {}
+  // `area`: the communicator's staging area (calls are cut into rounds that fit it). Staging
+  // copies run on `exec` (its workers or engines).
+  Stager(Heap* heap, char* area, const CmaAgreement* cma, Executor* exec)
+      : heap_(heap), area_(area), cma_(cma), exec_(exec) {}
 
   // Publishes `out`; foreign data is copied into the staging area at `area_offset` (the caller
   // cut its call into rounds so that it fits).
@@ -100,10 +103,12 @@ class Stager {
   // The reference peers use when `out` needs no staging; kind kNone when it does.
   RemoteRef in_place(const Outgoing& out) const;
   RemoteRef stage(const Outgoing& out, char* dst) const;
+  void copy(char* dst, const char* src, size_t bytes) const;
 
   Heap* heap_ = nullptr;
   char* area_ = nullptr;
   const CmaAgreement* cma_ = nullptr;
+  Executor* exec_ = nullptr;
 };
 
 }  // namespace stratacl

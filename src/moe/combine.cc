@@ -44,66 +44,43 @@ std::vector<size_t> packed_starts(const Plan& p, const Routing& routing, int nra
   return start;
 }
 
-// The rows one token sums, in order: pointers into peers' mapped outputs, or read into scratch.
-class Terms {
- public:
-  explicit Terms(size_t most) : scratch_(most) {}
-  void clear() {
-    rows_.clear();
-    weights_.clear();
-  }
-  Status add(const CollContext& c, int peer, const RemoteRef& ref, size_t block, size_t offset,
-             size_t bytes, float weight) {
-    Result<const char*> src =
-        peer_bytes(c, peer, ref, block, offset, bytes, scratch_[rows_.size()]);
-    if (!src.ok()) return src.status();
-    rows_.push_back(*src);
-    weights_.push_back(weight);
-    return Status::Ok();
-  }
-  // Writes the (weighted) sum of the terms, or a zero row when there are none.
-  void sum_into(char* dst, const Plan& p, bool weighted) const {
-    const int n = int(rows_.size());
-    if (n == 0) {
-      std::memset(dst, 0, p.out_row_bytes());
-    } else if (weighted) {
-      reduce::weighted_sum_n(dst, rows_.data(), weights_.data(), n, size_t(p.hidden), p.out_type);
-    } else {
-      reduce::reduce_n(dst, rows_.data(), n, size_t(p.hidden), p.out_type, sclSum, 1);
-    }
-  }
-
- private:
-  std::vector<std::vector<char>> scratch_;
-  std::vector<const void*> rows_;
-  std::vector<float> weights_;
+// The rows every token of ours sums, in order: token t's terms are terms[first[t], first[t+1]).
+// Worked out first, in token order (a row's position depends on the tokens before it), so that
+// the sums can then be cut over the workers by bytes.
+struct Term {
+  int peer;
+  const RemoteRef* ref;  // in the peer's published lines
+  size_t block, offset;
+  float weight;
+};
+struct TermList {
+  std::vector<Term> terms;
+  std::vector<uint64_t> first{0};
+  void end_token() { first.push_back(terms.size()); }
 };
 
-Status sum_token_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
-                       char* out) {
+TermList token_major_terms(const CollContext& c, Region<Lines> lines, const Routing& routing) {
   const int o = c.rank;
-  Terms terms(size_t(c.nranks));
+  TermList list;
   std::vector<int64_t> sent(size_t(c.nranks), 0);  // our earlier tokens each rank holds rows of
   for (int t = 0; t < routing.tokens(o); ++t) {
-    terms.clear();
     for (int d : routing.destinations(o, t)) {
       const size_t row = size_t(routing.rows_before(d, o) + sent[size_t(d)]++);
-      SCL_TRY(terms.add(c, d, lines.in(c.cb(d))->expert_out, row, 0, p.out_row_bytes(), 1.0f));
+      list.terms.push_back(Term{d, &lines.in(c.cb(d))->expert_out, row, 0, 1.0f});
     }
-    terms.sum_into(out + size_t(t) * p.out_row_bytes(), p, false);
+    list.end_token();
   }
-  return Status::Ok();
+  return list;
 }
 
-Status sum_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
-                        const float* weights, char* out) {
+TermList expert_major_terms(const CollContext& c, Region<Lines> lines, const Plan& p,
+                            const Routing& routing, const float* weights) {
   const int o = c.rank;
-  Terms terms(size_t(p.topk));
+  TermList list;
   const std::vector<size_t> start = packed_starts(p, routing, c.nranks);
   std::vector<int64_t> chose(size_t(p.num_experts), 0);  // our earlier tokens that chose each
   const size_t row = p.out_row_bytes();
   for (int t = 0; t < routing.tokens(o); ++t) {
-    terms.clear();
     const int64_t* ids = routing.ids(o, t);
     for (int j = 0; j < p.topk; ++j) {
       if (ids[j] < 0) continue;
@@ -115,11 +92,47 @@ Status sum_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, cons
       // In place: block = local expert; packed: one block, the expert's rows from its start.
       const size_t block = theirs.packed ? 0 : size_t(p.local_index[g]);
       const size_t at = theirs.packed ? start[g] + pos : pos;
-      SCL_TRY(terms.add(c, d, theirs.expert_out, block, at * row, row, w));
+      list.terms.push_back(Term{d, &theirs.expert_out, block, at * row, w});
     }
-    terms.sum_into(out + size_t(t) * p.out_row_bytes(), p, weights != nullptr);
+    list.end_token();
   }
-  return Status::Ok();
+  return list;
+}
+
+// Sums every token's terms into its row of `out` (a zero row when it has none), in term order,
+// weighted or not; the tokens are cut over the workers by the bytes they read.
+Status sum_terms(CollContext& c, const Plan& p, const TermList& list, bool weighted, char* out) {
+  const size_t row = p.out_row_bytes();
+  std::vector<uint64_t> bytes(list.first.size());
+  for (size_t t = 0; t < bytes.size(); ++t) bytes[t] = (list.first[t] + t) * row;  // + the write
+  return c.exec->split_weighted(bytes, [&](int, Range tokens) -> Status {
+    size_t most = 0;
+    for (size_t t = tokens.begin; t < tokens.end; ++t)
+      most = std::max<size_t>(most, list.first[t + 1] - list.first[t]);
+    std::vector<std::vector<char>> scratch(most);
+    std::vector<const void*> rows(most);
+    std::vector<float> w(most);
+    for (size_t t = tokens.begin; t < tokens.end; ++t) {
+      const size_t a = list.first[t], n = list.first[t + 1] - a;
+      for (size_t i = 0; i < n; ++i) {
+        const Term& term = list.terms[a + i];
+        Result<const char*> src =
+            peer_bytes(c, term.peer, *term.ref, term.block, term.offset, row, scratch[i]);
+        if (!src.ok()) return src.status();
+        rows[i] = *src;
+        w[i] = term.weight;
+      }
+      char* dst = out + t * row;
+      if (n == 0) {
+        std::memset(dst, 0, row);
+      } else if (weighted) {
+        reduce::weighted_sum_n(dst, rows.data(), w.data(), int(n), size_t(p.hidden), p.out_type);
+      } else {
+        reduce::reduce_n(dst, rows.data(), int(n), size_t(p.hidden), p.out_type, sclSum, 1);
+      }
+    }
+    return Status::Ok();
+  });
 }
 
 // Bytes of expertOut that peers address: token-major the rows received, expert-major the whole
@@ -187,9 +200,10 @@ Status combine(CollContext& c, Region<Lines> lines, const Call& call) {
   Status s = run_step(c, step_desc(c, call), [&](const std::vector<CallDesc>&) -> Status {
     if (!ready.ok()) return Status(ready.code(), c.where() + ": " + ready.message());
     SCL_TRY(agree(c, lines));
-    return p.expert_major
-               ? sum_expert_major(c, lines, p, *routing, call.combine_weights, call.combined)
-               : sum_token_major(c, lines, p, *routing, call.combined);
+    const TermList terms = p.expert_major
+                               ? expert_major_terms(c, lines, p, *routing, call.combine_weights)
+                               : token_major_terms(c, lines, *routing);
+    return sum_terms(c, p, terms, p.expert_major && call.combine_weights, call.combined);
   });
   if (is_fatal(s)) c.quarantine->keep(std::move(staged));
   return s;

@@ -73,71 +73,104 @@ Status pull_row(const Plan& p, const Source& src, int t, char* dst, float* dst_s
   return Status::Ok();
 }
 
+// One row to pull: source rank s's token t, into receive row `row`.
+struct Pull {
+  int s, t;
+  size_t row;
+};
+
+// Pulls every row of `pulls`, cut over the workers (rows weigh the same). `extra(pull, scratch)`
+// writes what else belongs to the row (token-major: its expert ids and weights).
+template <typename Extra>
+Status pull_rows(CollContext& c, const Plan& p, const std::vector<Source>& sources,
+                 const std::vector<Pull>& pulls, const sclMoeRecv_t& out, Extra&& extra) {
+  const size_t row_bytes = p.recv_row_bytes();
+  const bool stream = streaming_pays(pulls.size() * row_bytes);
+  const int parts = c.exec->parts_for(pulls.size() * row_bytes);
+  return c.exec->split_items(parts, pulls.size(), [&](int, Range mine) -> Status {
+    std::vector<char> scratch;
+    for (size_t i = mine.begin; i < mine.end; ++i) {
+      const Pull& u = pulls[i];
+      char* dst = static_cast<char*>(out.x) + u.row * row_bytes;
+      float* dst_scales = out.scales ? out.scales + u.row * p.scale_cols() : nullptr;
+      SCL_TRY(pull_row(p, sources[size_t(u.s)], u.t, dst, dst_scales, stream, scratch));
+      SCL_TRY(extra(u, scratch));
+    }
+    return Status::Ok();
+  });
+}
+
+Result<std::vector<Source>> open_sources(CollContext& c, Region<Lines> lines, const Plan& p,
+                                         const Routing& routing) {
+  std::vector<Source> sources;
+  for (int s = 0; s < c.nranks; ++s) {
+    Result<Source> src = open_source(c, *lines.in(c.cb(s)), p, s, routing.tokens(s));
+    if (!src.ok()) return src.status();
+    sources.push_back(*src);
+  }
+  return sources;
+}
+
 // Token-major: one row per (s, t) with an expert here, ordered by s then t.
 Status pull_token_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
                         const sclMoeRecv_t& out) {
   const size_t k = size_t(p.topk);
-  const bool stream = streaming_pays(size_t(routing.rows_at(c.rank)) * p.recv_row_bytes());
-  std::vector<char> scratch, weight_scratch;
-  std::vector<float> weights(k);
+  Result<std::vector<Source>> sources = open_sources(c, lines, p, routing);
+  if (!sources.ok()) return sources.status();
+  std::vector<Pull> pulls;
   std::fill_n(out.tokensPerExpert, p.local_experts, 0);
-  size_t row = 0;
   for (int s = 0; s < c.nranks; ++s) {
-    Result<Source> src = open_source(c, *lines.in(c.cb(s)), p, s, routing.tokens(s));
-    if (!src.ok()) return src.status();
     for (int t = 0; t < routing.tokens(s); ++t) {
       const std::span<const int> dests = routing.destinations(s, t);
       if (!std::binary_search(dests.begin(), dests.end(), c.rank)) continue;
-      char* dst = static_cast<char*>(out.x) + row * p.recv_row_bytes();
-      float* dst_scales = out.scales ? out.scales + row * p.scale_cols() : nullptr;
-      SCL_TRY(pull_row(p, *src, t, dst, dst_scales, stream, scratch));
-      std::fill(weights.begin(), weights.end(), 0.0f);
-      if (!src->weights.empty()) {
-        Result<const char*> w = src->weights.row(size_t(t), weight_scratch);
-        if (!w.ok()) return w.status();
-        std::memcpy(weights.data(), *w, k * sizeof(float));
-      }
       const int64_t* ids = routing.ids(s, t);
-      for (size_t j = 0; j < k; ++j) {
-        const bool here = ids[j] >= 0 && p.owner[size_t(ids[j])] == c.rank;
-        const int local = here ? p.local_index[size_t(ids[j])] : -1;
-        if (out.topkIdx) out.topkIdx[row * k + j] = local;
-        if (out.topkWeights) out.topkWeights[row * k + j] = here ? weights[j] : 0.0f;
-        if (here) ++out.tokensPerExpert[local];
-      }
-      ++row;
+      for (size_t j = 0; j < k; ++j)
+        if (ids[j] >= 0 && p.owner[size_t(ids[j])] == c.rank)
+          ++out.tokensPerExpert[p.local_index[size_t(ids[j])]];
+      pulls.push_back(Pull{s, t, pulls.size()});
     }
   }
-  if (out.numRows) *out.numRows = int(row);
-  return Status::Ok();
+  if (out.numRows) *out.numRows = int(pulls.size());
+  // A row's expert ids (local, -1 elsewhere) and weights (0 elsewhere).
+  auto ids_and_weights = [&](const Pull& u, std::vector<char>& scratch) -> Status {
+    const PeerRows& from = (*sources)[size_t(u.s)].weights;
+    const float* w = nullptr;
+    if (!from.empty()) {
+      Result<const char*> row = from.row(size_t(u.t), scratch);
+      if (!row.ok()) return row.status();
+      w = reinterpret_cast<const float*>(*row);
+    }
+    const int64_t* ids = routing.ids(u.s, u.t);
+    for (size_t j = 0; j < k; ++j) {
+      const bool here = ids[j] >= 0 && p.owner[size_t(ids[j])] == c.rank;
+      if (out.topkIdx) out.topkIdx[u.row * k + j] = here ? p.local_index[size_t(ids[j])] : -1;
+      if (out.topkWeights) out.topkWeights[u.row * k + j] = here && w ? w[j] : 0.0f;
+    }
+    return Status::Ok();
+  };
+  return pull_rows(c, p, *sources, pulls, out, ids_and_weights);
 }
 
 // Expert-major: local expert e's rows are the (s, t) pairs that chose it, packed from row 0.
 Status pull_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
                          const sclMoeRecv_t& out) {
-  size_t pairs = 0;
-  for (int g = 0; g < p.num_experts; ++g)
-    if (p.owner[size_t(g)] == c.rank) pairs += size_t(routing.pairs_before(g, c.nranks));
-  const bool stream = streaming_pays(pairs * p.recv_row_bytes());
-  std::vector<char> scratch;
+  Result<std::vector<Source>> sources = open_sources(c, lines, p, routing);
+  if (!sources.ok()) return sources.status();
+  std::vector<Pull> pulls;
   std::vector<int> count(size_t(p.local_experts), 0);
   for (int s = 0; s < c.nranks; ++s) {
-    Result<Source> src = open_source(c, *lines.in(c.cb(s)), p, s, routing.tokens(s));
-    if (!src.ok()) return src.status();
     for (int t = 0; t < routing.tokens(s); ++t) {
       const int64_t* ids = routing.ids(s, t);
       for (int j = 0; j < p.topk; ++j) {
         if (ids[j] < 0 || p.owner[size_t(ids[j])] != c.rank) continue;
         const int e = p.local_index[size_t(ids[j])];
-        const size_t row = size_t(e) * p.expert_rows() + size_t(count[size_t(e)]++);
-        char* dst = static_cast<char*>(out.x) + row * p.recv_row_bytes();
-        float* dst_scales = out.scales ? out.scales + row * p.scale_cols() : nullptr;
-        SCL_TRY(pull_row(p, *src, t, dst, dst_scales, stream, scratch));
+        pulls.push_back(Pull{s, t, size_t(e) * p.expert_rows() + size_t(count[size_t(e)]++)});
       }
     }
   }
   std::copy(count.begin(), count.end(), out.tokensPerExpert);
-  return Status::Ok();
+  return pull_rows(c, p, *sources, pulls, out,
+                   [](const Pull&, std::vector<char>&) { return Status::Ok(); });
 }
 
 }  // namespace

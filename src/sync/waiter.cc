@@ -13,20 +13,20 @@ constexpr int64_t kSleepSliceNs = 10 * 1000 * 1000;  // re-check abort and liven
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
 
-int online_cpus() {
+const char* revocation_text(uint32_t why) {
+  return why == kAborted ? "called sclCommAbort" : "failed and revoked the communicator";
+}
+}  // namespace
+
+int usable_cpus() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? int(n) : 1;
 }
 
-const char* revocation_text(uint32_t why) {
-  return why == kAborted ? "called sclCommAbort" : "failed and revoked the communicator";
-}
-}  // namespace
-
 WaitPolicy WaitPolicy::for_ranks(int local_ranks, int64_t spin_override_ns) {
-  const bool oversubscribed = local_ranks > online_cpus();
+  const bool oversubscribed = local_ranks > usable_cpus();
   WaitPolicy p{oversubscribed ? 20000 : 50000, oversubscribed};
   if (spin_override_ns >= 0) p.spin_ns = spin_override_ns;
   return p;

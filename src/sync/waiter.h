@@ -17,10 +17,14 @@
 
 namespace stratacl {
 
+// The cores this process may run on (its affinity mask).
+int usable_cpus();
+
 struct WaitPolicy {
   int64_t spin_ns;            // busy-poll this long before sleeping
   bool yield_while_spinning;  // oversubscribed: give the core to the rank we wait for
-  // Adapts to ranks per core: with a core each, spin tens of µs (a kernel wake-up costs 25-40 µs
+  // Adapts to threads per core (`local_ranks` counts every spinning thread: ranks times their
+  // workers and engines): with a core each, spin tens of µs (a kernel wake-up costs 25-40 µs
   // here); with more ranks than cores, a spinner steals the CPU from the rank it waits for.
   static WaitPolicy for_ranks(int local_ranks, int64_t spin_override_ns);
 };

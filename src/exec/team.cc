@@ -1,0 +1,60 @@
+#include "exec/team.h"
+
+namespace stratacl {
+
+Team::Team(int size, SpinPolicy policy) : policy_(policy) {
+  if (size < 1) size = 1;
+  results_.resize(size_t(size));
+  for (int i = 1; i < size; ++i) helpers_.emplace_back([this, i] { helper_loop(i); });
+}
+
+Team::~Team() {
+  stop_.store(true, std::memory_order_seq_cst);
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  wake_all(epoch_, epoch_sleepers_);
+  for (std::thread& t : helpers_) t.join();
+}
+
+Status Team::run(int parts, FunctionRef<Status(int)> part) {
+  const int n = size();
+  bool expected = false;
+  if (parts <= 1 || n == 1 || !busy_.compare_exchange_strong(expected, true)) {
+    for (int i = 0; i < parts; ++i) SCL_TRY(part(i));
+    return Status::Ok();
+  }
+  parts_ = parts;
+  part_ = &part;
+  for (int i = 0; i < n; ++i) results_[size_t(i)] = Status::Ok();
+  remaining_.store(uint32_t(n - 1), std::memory_order_relaxed);
+  epoch_.fetch_add(1, std::memory_order_seq_cst);  // publishes parts_, part_, remaining_
+  wake_all(epoch_, epoch_sleepers_);
+  // The caller takes parts 0, n, 2n, ...; helpers with no part this time just check in.
+  for (int i = 0; i < parts; i += n) {
+    Status s = part(i);
+    if (!s.ok() && results_[0].ok()) results_[0] = s;
+  }
+  for (uint32_t left; (left = remaining_.load(std::memory_order_acquire)) != 0;)
+    wait_while_equal(remaining_, left, policy_, &remaining_sleepers_);
+  busy_.store(false, std::memory_order_release);
+  for (int i = 0; i < n; ++i)
+    if (!results_[size_t(i)].ok()) return results_[size_t(i)];
+  return Status::Ok();
+}
+
+void Team::helper_loop(int index) {
+  uint32_t seen = 0;
+  for (;;) {
+    wait_while_equal(epoch_, seen, policy_, &epoch_sleepers_);
+    seen = epoch_.load(std::memory_order_acquire);
+    if (stop_.load(std::memory_order_acquire)) return;
+    const int n = size();
+    for (int i = index; i < parts_; i += n) {
+      Status s = (*part_)(i);
+      if (!s.ok() && results_[size_t(index)].ok()) results_[size_t(index)] = s;
+    }
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      wake_all(remaining_, remaining_sleepers_);
+  }
+}
+
+}  // namespace stratacl
