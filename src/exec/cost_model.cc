@@ -12,7 +12,7 @@ CostModel CostModel::for_host(int cores, double host_gbps_override) {
   if (host_gbps_override > 0) {
     m.host_gbps = host_gbps_override;
   } else {
-    // Two cores give 18.1 GB/s against 2 x 10.9: each added core adds 0.83 of a thread's copy.
+    // Two cores give 18.1 GB/s against 2 x 10.9: each added core adds 0.66 of a thread's copy.
     const double per_added = (m.host_gbps - m.thread_gbps) / m.thread_gbps;
     m.host_gbps = m.thread_gbps * (1.0 + per_added * double(m.cores - 1));
   }

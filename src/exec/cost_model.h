@@ -17,7 +17,8 @@ struct CostModel {
   int cores = 1;              // cores this process may run on
 
   // The defaults above, with the cores and, when more than two, a host bandwidth scaled as this
-  // host's two cores scale (0.83 per added core), until `STRATACL_HOST_GBPS` says otherwise.
+  // host's two cores scale (0.66 of a thread per added core), until `STRATACL_HOST_GBPS` says
+  // otherwise.
   static CostModel for_host(int cores, double host_gbps_override);
 
   // Threads per rank when STRATACL_THREADS is 0 (auto): the rank's share of the cores, less its

@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
 #include "exec/partition.h"
 
 using stratacl::partition;
@@ -60,4 +66,50 @@ TEST(Partition, BadArgumentsGiveEmpty) {
   EXPECT_EQ(partition(100, 4, 0, 0).size(), 0u);
   EXPECT_EQ(partition(100, 4, 2, 2).size(), 0u);
   EXPECT_EQ(partition(100, 4, 2, -1).size(), 0u);
+}
+
+// Weighted parts: items in order, no gaps, and every part within one item of the mean weight,
+// for skewed lists (hot experts, alltoallv skew) as well as even ones.
+TEST(PartitionWeighted, EveryPartWithinOneItemOfTheMean) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 400; ++trial) {
+    const size_t items = rng() % 300;
+    std::vector<uint64_t> prefix{0};
+    uint64_t heaviest = 0;
+    for (size_t i = 0; i < items; ++i) {
+      // Mostly light items, some 1000x heavier, some empty.
+      const uint64_t w = rng() % 10 == 0  ? 1000 * (1 + rng() % 100)
+                         : rng() % 3 == 0 ? 0
+                                          : rng() % 100;
+      heaviest = std::max(heaviest, w);
+      prefix.push_back(prefix.back() + w);
+    }
+    const double total = double(prefix.back());
+    for (int parts : {1, 2, 3, 5, 8, 16}) {
+      size_t next = 0;
+      for (int i = 0; i < parts; ++i) {
+        Range r = stratacl::partition_weighted(prefix, parts, i);
+        ASSERT_EQ(r.begin, next);
+        ASSERT_LE(r.begin, r.end);
+        next = r.end;
+        const double load = double(prefix[r.end] - prefix[r.begin]);
+        EXPECT_LE(std::abs(load - total / parts), double(heaviest) + 1.0)
+            << "trial " << trial << " part " << i << " of " << parts;
+      }
+      EXPECT_EQ(next, items);
+    }
+  }
+}
+
+TEST(PartitionWeighted, EqualItemsSplitEvenly) {
+  std::vector<uint64_t> prefix(1001);
+  for (size_t i = 0; i < prefix.size(); ++i) prefix[i] = i * 14336;  // 1000 bf16 rows of 7168
+  for (int parts : {2, 3, 7}) {
+    size_t lo = SIZE_MAX, hi = 0;
+    for (int i = 0; i < parts; ++i) {
+      const size_t n = stratacl::partition_weighted(prefix, parts, i).size();
+      lo = std::min(lo, n), hi = std::max(hi, n);
+    }
+    EXPECT_LE(hi - lo, 1u) << parts;
+  }
 }

@@ -1,6 +1,7 @@
 // scl-bench: nccl-tests compatible bandwidth and correctness benchmark of StrataCL.
 // Run one process per rank under a launcher: stratarun -n 4 scl-bench all -b 8 -e 64M -f 4.
 // MoE dispatch/combine: stratarun -n 4 scl-bench moe [options] (moe_bench.h).
+// Compute/communication overlap: stratarun -n 2 scl-bench overlap [options] (overlap_bench.h).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -11,6 +12,7 @@
 #include "errors.h"
 #include "moe_bench.h"
 #include "options.h"
+#include "overlap_bench.h"
 #include "report.h"
 #include "run_info.h"
 #include "stratacl/stratacl.h"
@@ -120,5 +122,7 @@ int run_main(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "moe")
     return stratacl::bench::run_moe_main(argc - 1, argv + 1);
+  if (argc > 1 && std::string(argv[1]) == "overlap")
+    return stratacl::bench::run_overlap_main(argc - 1, argv + 1);
   return stratacl::bench::run_main(argc, argv);
 }

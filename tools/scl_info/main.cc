@@ -1,16 +1,89 @@
 // scl-info: what this StrataCL build and machine will do: version, reduction ISA, heap capacity
-// and use, the memory a communicator costs, and every configuration variable with its source.
+// and use, the memory a communicator costs, the copy cost model and the worker counts it picks,
+// and every configuration variable with its source. `scl-info --calibrate` measures the copy
+// bandwidth of 1..cores threads against the model.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
 
 #include "comm/control_layout.h"
 #include "core/config.h"
+#include "exec/copy.h"
+#include "exec/cost_model.h"
 #include "fabric/heap.h"
 #include "reduce/reduce.h"
 #include "stratacl/stratacl.h"
+#include "sync/waiter.h"
 
 using namespace stratacl;
 
-int main() {
+namespace {
+
+// The model's choices: threads per rank at each rank count, and parts for a few job sizes.
+void print_model(const CostModel& m) {
+  std::printf(
+      "copy model      : %.1f GB/s per thread, %.1f GB/s per host (%d cores), %.0f us "
+      "wake-up\n",
+      m.thread_gbps, m.host_gbps, m.cores, m.wake_us);
+  std::printf("auto threads    :");
+  for (int ranks : {1, 2, 4, 8, 16}) std::printf(" %d ranks: %d", ranks, m.auto_threads(ranks, 0));
+  std::printf("\n");
+  const size_t min = m.min_part_bytes();
+  std::printf("parts per job   : one per %zu bytes (STRATACL_WORKER_MIN_BYTES pins it):", min);
+  for (size_t kib : {64, 256, 1024, 4096, 16384})
+    std::printf(" %zu KiB: %d", kib, m.parts_for(kib << 10, 64, min));
+  std::printf(" (before the team's size)\n");
+}
+
+// Copy bandwidth (read + write counted once, as memcpy GB/s) of `threads` threads, each copying
+// its own 64 MiB, the median of 5 runs.
+double measure_gbps(int threads) {
+  const size_t bytes = 64 << 20;
+  std::vector<std::vector<char>> src(static_cast<size_t>(threads)),
+      dst(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    src[size_t(t)].assign(bytes, char(t));
+    dst[size_t(t)].assign(bytes, 0);
+  }
+  std::vector<double> runs;
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+      pool.emplace_back(
+          [&, t] { copy_bytes(dst[size_t(t)].data(), src[size_t(t)].data(), bytes); });
+    copy_bytes(dst[0].data(), src[0].data(), bytes);
+    for (std::thread& th : pool) th.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    runs.push_back(double(bytes) * threads / s / 1e9);
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[runs.size() / 2];
+}
+
+void calibrate(const CostModel& m) {
+  std::printf("calibration (memcpy, 64 MiB per thread, median of 5):\n");
+  std::printf("%8s %12s %12s\n", "threads", "measured", "model");
+  for (int t = 1; t <= m.cores; ++t) {
+    const double model =
+        std::min(m.host_gbps, m.thread_gbps * (1 + (m.host_gbps / m.thread_gbps - 1) *
+                                                       double(t - 1) / std::max(1, m.cores - 1)));
+    std::printf("%8d %9.1f GB/s %7.1f GB/s\n", t, measure_gbps(t), model);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const CostModel model = CostModel::for_host(usable_cpus(), 0);
+  if (argc > 1 && std::strcmp(argv[1], "--calibrate") == 0) {
+    print_model(model);
+    calibrate(model);
+    return 0;
+  }
   int version = 0;
   sclGetVersion(&version);
   std::printf("StrataCL %d.%d.%d\n", version / 10000, version / 100 % 100, version % 100);
@@ -39,6 +112,7 @@ int main() {
   }
   std::printf("staging area    : %lld bytes per communicator, touched only for foreign buffers\n",
               (long long)process_value(Var::kStagingBytes));
+  print_model(model);
 
   std::printf("\n%-28s %-16s %-12s %s\n", "variable", "value", "source", "meaning");
   for (const VarSpec& v : all_vars()) {
