@@ -194,6 +194,9 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
       WaitPolicy::for_ranks(n * (es.threads + es.engines), process_value(Var::kSpinNs));
   es.spin = SpinPolicy{policy.spin_ns, policy.yield_while_spinning};
   exec_ = std::make_unique<Executor>(es);
+  log_info("rank %d: %d worker thread(s)%s, %d copy engine(s), parts of %zu bytes or more",
+           ctx_.rank, es.threads, cfg_.threads.value > 0 ? "" : " (auto)", es.engines,
+           es.min_part_bytes);
   ctx_.exec = exec_.get();
   ctx_.scratch.resize(size_t(es.threads));
   waiter_ = std::make_unique<Waiter>(policy, ctx_.rank, ctx_.blocks, std::move(instances), &live_,
