@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The report of bench/scaling: per collective, rank count and size, the median busbw (GB/s) of
+"""The report of bench/scaling: per collective, rank count and size, the median algbw (GB/s:
+bytes / time, which unlike busbw means something at one rank too) of
 every StrataCL configuration (stratacl-tTeE: T threads per rank, 0 = auto, E copy engines) and of
 the MPIs, the best configuration, and its ratio to one thread (t1e0) and to the best MPI. With
---plot, busbw against threads at the largest size, one line per rank count and engine count,
+--plot, algbw against threads at the largest size, one line per rank count and engine count,
 the best MPI as a dashed line per rank count (gnuplot, PNG). With --markdown, the table in
 Markdown for docs/PERFORMANCE.md."""
 import argparse
@@ -17,7 +18,7 @@ def load(path):
     runs = defaultdict(list)
     for row in csv.DictReader(open(path)):
         key = (row["library"], row["collective"], int(row["ranks"]), int(row["bytes"]))
-        runs[key].append(float(row["busbw_gbs"]))
+        runs[key].append(int(row["bytes"]) / float(row["time_us"]) / 1e3)
     return {k: statistics.median(v) for k, v in runs.items()}
 
 
@@ -40,7 +41,7 @@ def main():
         print("|" + "---|" * len(head))
     else:
         if a.cores:
-            print(f"busbw GB/s, medians; {a.cores} cores")
+            print(f"algbw GB/s (bytes / time), medians; {a.cores} cores")
         print(" ".join(f"{h:>9}" for h in head))
     for coll, n, size in cases:
         vals = [bw.get((l, coll, n, size)) for l in libs]
@@ -79,7 +80,7 @@ def plot(bw, libs, path):
                 blocks.append(f"1 {mpi}\n64 {mpi}")
                 titles.append(f"{coll} {n} ranks, best MPI")
     script = [f"set terminal pngcairo size 1100,700; set output '{path}'",
-              "set logscale x 2; set xlabel 'threads per rank'; set ylabel 'busbw GB/s (largest size)'",
+              "set logscale x 2; set xlabel 'threads per rank'; set ylabel 'algbw GB/s (largest size)'",
               "set key outside right; set grid"]
     script.append("plot " + ", ".join(
         f"'-' with linespoints title '{t}'" + (" dt 2" if "MPI" in t else "") for t in titles))
