@@ -84,7 +84,7 @@ typedef struct {
   unsigned int magic;     /* SCL_CONFIG_MAGIC */
   unsigned int version;   /* SCL_CONFIG_VERSION */
   int timeoutMs;          /* deadline of every wait, in ms (STRATACL_TIMEOUT_MS) */
-  int threads;            /* worker threads per rank (STRATACL_THREADS) */
+  int threads;            /* worker threads per rank, 0: the cost model (STRATACL_THREADS) */
   int copyEngines;        /* copy-engine threads per rank (STRATACL_COPY_ENGINES) */
   int blocking;           /* 1: init blocks until done (only mode today) */
   long long stagingBytes; /* staging area for foreign buffers (STRATACL_STAGING_BYTES) */

@@ -52,7 +52,7 @@ Status allreduce(CollContext& c, const Call& call) {
     SCL_TRY(run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {
       if (!use_oneshot(c.nranks, call_bytes, all_out_of_place(descs), c.oneshot_forced_max))
         return allreduce_twoshot(c, call, descs, a);
-      copy_out = in_place;
+      copy_out = in_place && c.nranks > 1;  // alone, nobody else reads our input
       if (copy_out && scratch.size() < a.bytes) scratch.resize(a.bytes);
       return reduce_inputs(c, descs, 0, a.in.ptr, a.count, call, copy_out ? scratch.data() : a.out);
     }));

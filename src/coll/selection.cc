@@ -24,6 +24,7 @@ constexpr Row kAllReduceTable[] = {
 
 bool use_oneshot(int nranks, size_t bytes, bool all_out_of_place, int64_t forced_max) {
   if (forced_max >= 0) return bytes <= size_t(forced_max);
+  if (nranks == 1) return true;  // one input, one pass: nothing to share out
   for (const Row& r : kAllReduceTable) {
     if (nranks <= r.max_ranks)
       return bytes <= (all_out_of_place ? r.out_of_place_max : r.in_place_max);

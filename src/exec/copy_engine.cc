@@ -14,9 +14,7 @@ void Completion::wait() const {
     wait_while_equal(pending_, left, policy_, &sleepers_);
 }
 
-CopyEngine::CopyEngine(int engines) {
-  for (int i = 0; i < engines; ++i) threads_.emplace_back([this] { loop(); });
-}
+CopyEngine::CopyEngine(int engines) : engines_(engines < 0 ? 0 : engines) {}
 
 CopyEngine::~CopyEngine() {
   {
@@ -34,6 +32,9 @@ void CopyEngine::submit(const CopyDescriptor& d) {
   d.done->pending_.fetch_add(uint32_t(pieces), std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // The first descriptor starts the engines: a communicator that never moves much never
+    // makes their threads.
+    while (int(threads_.size()) < engines_) threads_.emplace_back([this] { loop(); });
     for (int i = 0; i < pieces; ++i) {
       const Range r = partition(d.bytes, 1, pieces, i);
       CopyDescriptor piece = d;

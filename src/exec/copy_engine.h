@@ -1,9 +1,10 @@
 // The copy engine: the analog of an NPU's SDMA or a GPU copy engine. Engine threads take copy
 // descriptors from a queue and count each finished one off its Completion; the submitter goes on
 // (reducing, or the caller's own compute) and waits on the Completion only when it needs the
-// bytes. Engines sleep when the queue is empty. A descriptor is pure data movement between two
-// addresses this process can load and store, which is what a hardware engine (Intel DSA through
-// idxd, a GPU copy engine) accepts too: another backend replaces the threads, not the callers.
+// bytes. Engines start with the first descriptor and sleep when the queue is empty. A descriptor is
+// pure data movement between two addresses this process can load and store, which is what a
+// hardware engine (Intel DSA through idxd, a GPU copy engine) accepts too: another backend replaces
+// the threads, not the callers.
 #pragma once
 
 #include <atomic>
@@ -54,13 +55,14 @@ class CopyEngine {
   CopyEngine(const CopyEngine&) = delete;
   CopyEngine& operator=(const CopyEngine&) = delete;
 
-  int engines() const { return int(threads_.size()); }
+  int engines() const { return engines_; }
   // Queues the copy, cut into one piece per engine when it is large enough to share.
   void submit(const CopyDescriptor& d);
 
  private:
   void loop();
 
+  int engines_;
   std::mutex mu_;
   std::condition_variable ready_;
   std::deque<CopyDescriptor> queue_;

@@ -2,10 +2,8 @@
 
 namespace stratacl {
 
-Team::Team(int size, SpinPolicy policy) : policy_(policy) {
-  if (size < 1) size = 1;
-  results_.resize(size_t(size));
-  for (int i = 1; i < size; ++i) helpers_.emplace_back([this, i] { helper_loop(i); });
+Team::Team(int size, SpinPolicy policy) : size_(size < 1 ? 1 : size), policy_(policy) {
+  results_.resize(size_t(size_));
 }
 
 Team::~Team() {
@@ -22,6 +20,8 @@ Status Team::run(int parts, FunctionRef<Status(int)> part) {
     for (int i = 0; i < parts; ++i) SCL_TRY(part(i));
     return Status::Ok();
   }
+  for (int i = int(helpers_.size()) + 1; i < n; ++i)
+    helpers_.emplace_back([this, i] { helper_loop(i); });
   parts_ = parts;
   part_ = &part;
   for (int i = 0; i < n; ++i) results_[size_t(i)] = Status::Ok();
@@ -47,7 +47,7 @@ void Team::helper_loop(int index) {
     wait_while_equal(epoch_, seen, policy_, &epoch_sleepers_);
     seen = epoch_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_acquire)) return;
-    const int n = size();
+    const int n = size_;
     for (int i = index; i < parts_; i += n) {
       Status s = (*part_)(i);
       if (!s.ok() && results_[size_t(index)].ok()) results_[size_t(index)] = s;

@@ -1,8 +1,9 @@
 // A rank's worker team: the calling thread plus `size() - 1` helper threads that run the parts of
-// one job at a time (fork-join). Helpers spin briefly after a job, so the next tile's job finds
-// them awake, then sleep on a futex. The team belongs to one communicator, whose calls run one
-// at a time; a job started from inside a job (a part that reaches a parallel primitive) runs
-// inline on the thread that asked.
+// one job at a time (fork-join). Helpers start with the first job that needs them (a
+// communicator whose calls stay small never makes a thread), spin briefly after a job, so the
+// next tile's job finds them awake, then sleep on a futex. The team belongs to one communicator,
+// whose calls run one at a time; a job started from inside a job (a part that reaches a parallel
+// primitive) runs inline on the thread that asked.
 #pragma once
 
 #include <atomic>
@@ -23,7 +24,7 @@ class Team {
   Team(const Team&) = delete;
   Team& operator=(const Team&) = delete;
 
-  int size() const { return int(helpers_.size()) + 1; }
+  int size() const { return size_; }
 
   // Runs part(i) for every i in [0, parts): part 0 on the caller, the others on helpers (parts
   // beyond size() wrap around onto them in turn). Every helper checks in on every job, so a
@@ -33,6 +34,7 @@ class Team {
  private:
   void helper_loop(int index);
 
+  int size_;
   SpinPolicy policy_;
   std::vector<std::thread> helpers_;
   // The job: a new epoch publishes it; `remaining` counts helpers still on it.

@@ -76,7 +76,11 @@ TEST(Config, UserConfigOverridesAndIsValidated) {
   EXPECT_EQ(c->threads.source, Source::kDefault);
   EXPECT_EQ(c->name, "tp");
 
-  cfg.threads = 0;  // below the minimum of 1
+  cfg.threads = 0;  // the cost model's choice
+  EXPECT_TRUE(resolve_comm_config(&cfg).ok());
+  cfg.threads = -1;  // below the minimum of 0
+  EXPECT_FALSE(resolve_comm_config(&cfg).ok());
+  cfg.threads = 65;  // above the maximum of 64
   EXPECT_FALSE(resolve_comm_config(&cfg).ok());
   sclConfig_t raw{};  // not initialised with the macro
   Result<CommConfig> r = resolve_comm_config(&raw);
