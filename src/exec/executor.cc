@@ -40,26 +40,16 @@ Status Executor::split_weighted(std::span<const uint64_t> prefix,
 
 void Executor::copy(void* dst, const void* src, size_t bytes, bool stream) {
   if (bytes == 0 || dst == src) return;
-  char* d = static_cast<char*>(dst);
-  const char* s = static_cast<const char*>(src);
-  auto on_workers = [&](size_t n) {
-    (void)split(n, 1, [&](int, Range r) {
-      copy_out(d + r.begin, s + r.begin, r.size(), stream);
-      return Status::Ok();
-    });
-  };
-  if (engines() == 0 || bytes < min_part_) {
-    on_workers(bytes);
+  if (engines() > 0 && bytes >= min_part_) {
+    engine_.submit(CopyDescriptor{dst, src, bytes, stream, &inflight_});
+    drain();
     return;
   }
-  // The caller would only wait for the engines: the workers copy a share too, in proportion to
-  // their number. The engines' share (the tail, 64-byte aligned) is queued first, so that they
-  // wake while the workers copy.
-  const size_t workers = size_t(parts_for(bytes)), shared = size_t(engines());
-  const size_t tail = bytes * shared / (shared + workers) / 64 * 64;
-  engine_.submit(CopyDescriptor{d + (bytes - tail), s + (bytes - tail), tail, stream, &inflight_});
-  on_workers(bytes - tail);
-  drain();
+  (void)split(bytes, 1, [&](int, Range r) {
+    copy_out(static_cast<char*>(dst) + r.begin, static_cast<const char*>(src) + r.begin, r.size(),
+             stream);
+    return Status::Ok();
+  });
 }
 
 void Executor::copy_async(void* dst, const void* src, size_t bytes, bool stream) {

@@ -46,8 +46,7 @@ class Executor {
   // fn(part, items) over a weighted item list (see partition_weighted), weights in bytes.
   Status split_weighted(std::span<const uint64_t> prefix, FunctionRef<Status(int, Range)> fn);
 
-  // A pure move, finished on return, cut over the workers and (past the model's part size) the
-  // engines, in proportion to their numbers.
+  // A pure move, finished on return: on the engines when there are any, else cut over workers.
   void copy(void* dst, const void* src, size_t bytes, bool stream);
   // A pure move that may still be in flight on return (done at once, as copy() does, without
   // engines). It lands before drain() returns; the caller keeps both buffers alive until then.
