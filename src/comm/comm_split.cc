@@ -24,6 +24,8 @@ struct Member {
 Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int color, int key,
                                                           const sclConfig_t* config) {
   std::shared_ptr<Communicator> child(new Communicator());
+  // The child's ranks share the host with all of ours: its workers are sized for those.
+  child->host_ranks_ = std::max(host_ranks_, ctx_.nranks);
   std::vector<Member> members;
   Status s = in_turn(ticket, "split", [&]() -> Status {
     Status prepared;

@@ -126,6 +126,7 @@ class Communicator : public sclComm {
   void* cb_ = nullptr;         // our control block, in our data heap
   void* doorbells_ = nullptr;  // its doorbells, in our doorbell heap
   void* staging_ = nullptr;    // our staging area (touched only for foreign buffers)
+  int host_ranks_ = 0;         // ranks of the communicator this was split from, at least
   bool published_ = false;     // peers know where our blocks are: free them only after departing
   bool departed_ = false;      // a departure barrier completed: no peer reads our blocks any more
   std::atomic<bool> destroyed_{false};

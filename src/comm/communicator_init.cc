@@ -181,17 +181,19 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   Result<Liveness> live = Liveness::watch(watched);
   if (!live.ok()) return live.status();
   live_ = std::move(*live);
-  // Workers and engines: the cost model sizes the team unless the configuration pins it. Every
+  // Workers and engines: the cost model sizes the team unless the configuration pins it, for
+  // every rank on the host (a split's parent may have more than this communicator). Every
   // thread that may spin counts towards oversubscription.
+  const int host_ranks = std::max(n, host_ranks_);
   ExecSettings es;
   es.model = CostModel::for_host(usable_cpus(), 0);
   es.engines = int(cfg_.copy_engines.value);
-  es.threads =
-      cfg_.threads.value > 0 ? int(cfg_.threads.value) : es.model.auto_threads(n, es.engines);
+  es.threads = cfg_.threads.value > 0 ? int(cfg_.threads.value)
+                                      : es.model.auto_threads(host_ranks, es.engines);
   const int64_t min_part = process_value(Var::kWorkerMinBytes);
   es.min_part_bytes = min_part >= 0 ? size_t(min_part) : es.model.min_part_bytes();
   const WaitPolicy policy =
-      WaitPolicy::for_ranks(n * (es.threads + es.engines), process_value(Var::kSpinNs));
+      WaitPolicy::for_ranks(host_ranks * (es.threads + es.engines), process_value(Var::kSpinNs));
   es.spin = SpinPolicy{policy.spin_ns, policy.yield_while_spinning};
   exec_ = std::make_unique<Executor>(es);
   log_info("rank %d: %d worker thread(s)%s, %d copy engine(s), parts of %zu bytes or more",
