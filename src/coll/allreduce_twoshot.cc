@@ -66,6 +66,7 @@ Status allreduce_twoshot(CollContext& c, const Call& call, const std::vector<Cal
   // written with non-temporal stores. Not in place: there the lines are ours, already cached.
   const bool stream = my_in != my_out && streaming_pays(call.count * es);
   Executor& ex = *c.exec;
+  DrainOnExit drained(ex);  // on error returns too: the engines write our output
   auto copy_tile = [&](size_t p, uint32_t t) {
     Range tr = shards[p].tile(es, t);
     ex.copy_async(my_out + tr.begin * es, outputs[p] + tr.begin * es, tr.size() * es, stream);

@@ -61,4 +61,17 @@ class Executor {
   Team team_;
 };
 
+// Drains the executor when it goes out of scope: every path out of a call that used copy_async,
+// error returns included, waits for its moves (they write the caller's buffers).
+class DrainOnExit {
+ public:
+  explicit DrainOnExit(Executor& e) : e_(e) {}
+  ~DrainOnExit() { e_.drain(); }
+  DrainOnExit(const DrainOnExit&) = delete;
+  DrainOnExit& operator=(const DrainOnExit&) = delete;
+
+ private:
+  Executor& e_;
+};
+
 }  // namespace stratacl

@@ -87,6 +87,9 @@ Status pull_rows(CollContext& c, const Plan& p, const std::vector<Source>& sourc
   const size_t row_bytes = p.recv_row_bytes();
   const bool stream = streaming_pays(pulls.size() * row_bytes);
   const int parts = c.exec->parts_for(pulls.size() * row_bytes);
+  // Rows in place go to the copy engines, when there are any, while the workers quantise or
+  // write ids and weights; all of them land before the step ends.
+  DrainOnExit drained(*c.exec);
   return c.exec->split_items(parts, pulls.size(), [&](int, Range mine) -> Status {
     std::vector<char> scratch;
     for (size_t i = mine.begin; i < mine.end; ++i) {

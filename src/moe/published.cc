@@ -36,8 +36,8 @@ Status PeerRows::copy(size_t r, void* dst, bool stream) const {
   if (r >= rows_) {
     return Errorf(sclInternalError, "row %zu of rank %d's %zu published rows", r, peer_, rows_);
   }
-  if (base_) {
-    copy_out(dst, base_ + r * row_bytes_, row_bytes_, stream);
+  if (base_) {  // a pure move: the engines' when there are any (the step drains them)
+    c_->exec->copy_async(dst, base_ + r * row_bytes_, row_bytes_, stream);
     return Status::Ok();
   }
   return c_->read_block(peer_, ref_, r, 0, row_bytes_, static_cast<char*>(dst), stream);

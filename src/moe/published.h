@@ -30,7 +30,8 @@ class PeerRows {
   static Result<PeerRows> open(const CollContext& c, int peer, const RemoteRef& ref, size_t rows,
                                size_t row_bytes);
   bool empty() const { return rows_ == 0; }
-  // Copies row `r` to `dst`, non-temporally when `stream`.
+  // Copies row `r` to `dst`, non-temporally when `stream`; on the copy engines when there are
+  // any, so the row may land only at the executor's next drain().
   Status copy(size_t r, void* dst, bool stream) const;
   // Row `r` where mapped, else read into `scratch`.
   Result<const char*> row(size_t r, std::vector<char>& scratch) const;
