@@ -95,7 +95,9 @@ TEST(CopyEngine, CopiesLandBeforeTheCompletionReturns) {
       engine.submit(CopyDescriptor{dst.data(), src.data(), bytes, bytes > 65536, &done});
       done.wait();
       ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << bytes;
-      ASSERT_EQ(dst[bytes], 0) << bytes;  // nothing past the end
+      if (bytes < dst.size()) {
+        ASSERT_EQ(dst[bytes], 0) << bytes;  // nothing past the end
+      }
     }
     // Many small descriptors in flight at once.
     std::fill(dst.begin(), dst.end(), 0);
