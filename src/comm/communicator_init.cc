@@ -186,7 +186,7 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
   // thread that may spin counts towards oversubscription.
   const int host_ranks = std::max(n, host_ranks_);
   ExecSettings es;
-  es.model = CostModel::for_host(usable_cpus(), 0);
+  es.model = CostModel::for_host(usable_cpus(), double(process_value(Var::kHostGbps)));
   es.engines = int(cfg_.copy_engines.value);
   es.threads = cfg_.threads.value > 0 ? int(cfg_.threads.value)
                                       : es.model.auto_threads(host_ranks, es.engines);

@@ -19,6 +19,7 @@ enum class Var : int {
   kThreads,
   kCopyEngines,
   kWorkerMinBytes,
+  kHostGbps,
   kStagingBytes,
   kHeapBytes,
   kSpinNs,

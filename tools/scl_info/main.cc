@@ -28,14 +28,17 @@ void print_model(const CostModel& m) {
       "copy model      : %.1f GB/s per thread, %.1f GB/s per host (%d cores), %.0f us "
       "wake-up\n",
       m.thread_gbps, m.host_gbps, m.cores, m.wake_us);
-  std::printf("auto threads    :");
-  for (int ranks : {1, 2, 4, 8, 16}) std::printf(" %d ranks: %d", ranks, m.auto_threads(ranks, 0));
+  std::printf("auto threads    : per rank, for 1/2/4/8/16 ranks on this host:");
+  for (int ranks : {1, 2, 4, 8, 16}) std::printf(" %d", m.auto_threads(ranks, 0));
   std::printf("\n");
   const size_t min = m.min_part_bytes();
-  std::printf("parts per job   : one per %zu bytes (STRATACL_WORKER_MIN_BYTES pins it):", min);
+  std::printf(
+      "parts per job   : one per %zu bytes (STRATACL_WORKER_MIN_BYTES pins it); for "
+      "64 KiB/256 KiB/1 MiB/4 MiB/16 MiB:",
+      min);
   for (size_t kib : {64, 256, 1024, 4096, 16384})
-    std::printf(" %zu KiB: %d", kib, m.parts_for(kib << 10, 64, min));
-  std::printf(" (before the team's size)\n");
+    std::printf(" %d", m.parts_for(kib << 10, 64, min));
+  std::printf(" (at most the team's size)\n");
 }
 
 // Copy bandwidth (read + write counted once, as memcpy GB/s) of `threads` threads, each copying
@@ -73,12 +76,14 @@ void calibrate(const CostModel& m) {
                                                        double(t - 1) / std::max(1, m.cores - 1)));
     std::printf("%8d %9.1f GB/s %7.1f GB/s\n", t, measure_gbps(t), model);
   }
+  std::printf(
+      "(STRATACL_HOST_GBPS set to the all-cores figure replaces the model's host bandwidth)\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const CostModel model = CostModel::for_host(usable_cpus(), 0);
+  const CostModel model = CostModel::for_host(usable_cpus(), double(process_value(Var::kHostGbps)));
   if (argc > 1 && std::strcmp(argv[1], "--calibrate") == 0) {
     print_model(model);
     calibrate(model);
