@@ -20,8 +20,11 @@ Status Team::run(int parts, FunctionRef<Status(int)> part) {
     for (int i = 0; i < parts; ++i) SCL_TRY(part(i));
     return Status::Ok();
   }
-  for (int i = int(helpers_.size()) + 1; i < n; ++i)
-    helpers_.emplace_back([this, i] { helper_loop(i); });
+  // First parallel job: start the helpers, each waiting for the epoch after this one.
+  for (int i = int(helpers_.size()) + 1; i < n; ++i) {
+    const uint32_t now = epoch_.load(std::memory_order_relaxed);
+    helpers_.emplace_back([this, i, now] { helper_loop(i, now); });
+  }
   parts_ = parts;
   part_ = &part;
   for (int i = 0; i < n; ++i) results_[size_t(i)] = Status::Ok();
@@ -41,8 +44,7 @@ Status Team::run(int parts, FunctionRef<Status(int)> part) {
   return Status::Ok();
 }
 
-void Team::helper_loop(int index) {
-  uint32_t seen = 0;
+void Team::helper_loop(int index, uint32_t seen) {
   for (;;) {
     wait_while_equal(epoch_, seen, policy_, &epoch_sleepers_);
     seen = epoch_.load(std::memory_order_acquire);

@@ -32,7 +32,7 @@ class Team {
   Status run(int parts, FunctionRef<Status(int)> part);
 
  private:
-  void helper_loop(int index);
+  void helper_loop(int index, uint32_t seen);
 
   int size_;
   SpinPolicy policy_;
