@@ -2,7 +2,8 @@
 # The main job: install what is missing, build, then sweep every collective on 4 ranks with
 # every element checked, for heap (zero-copy) and malloc (staged) buffers; then MoE dispatch and
 # combine on 4 ranks (DeepEP normal and low-latency shapes, bf16 and fp8 rows) beside the
-# pack + alltoallv + unpack baseline, every row checked.
+# pack + alltoallv + unpack baseline, every row checked; then an allreduce on a stream beside a
+# matrix multiply (overlap), every element checked.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -20,3 +21,5 @@ for x in bf16 fp8; do
   "$bin/stratarun" -n 4 --timeout 900 "$bin/scl-bench" moe --layout expert --tokens 128 --x "$x" \
     --iters 10 --repeats 1 --methods stratacl,alltoallv-heap
 done
+echo "== scl-bench overlap, 2 ranks: a 16 MiB allreduce on a stream beside a 256^3 multiply =="
+"$bin/stratarun" -n 2 --timeout 900 "$bin/scl-bench" overlap --bytes 16M --matrix 256 --repeats 3
