@@ -4,6 +4,7 @@
 
 #include "coll/round.h"
 #include "exec/copy.h"
+#include "sync/futex.h"
 
 namespace stratacl {
 namespace {
@@ -18,7 +19,7 @@ bool slots_ready(const CollContext& c) {
     const EagerSlot& theirs = c.step_of(p).eager[c.seq & 1];
     for (int i = 0; theirs.seq.load(std::memory_order_acquire) != c.seq; ++i) {
       if (i == 4096) return false;
-      __builtin_ia32_pause();
+      cpu_relax();
     }
   }
   return true;

@@ -31,7 +31,6 @@ class Completion {
   Completion& operator=(const Completion&) = delete;
 
   void wait() const;
-  bool done() const { return pending_.load(std::memory_order_acquire) == 0; }
 
  private:
   friend class CopyEngine;

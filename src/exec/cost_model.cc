@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace stratacl {
 
@@ -34,17 +33,6 @@ int CostModel::parts_for(size_t bytes, int team, size_t min_part) const {
   if (team <= 1) return 1;
   if (min_part == 0) return team;
   return int(std::clamp<size_t>(bytes / min_part, 1, size_t(team)));
-}
-
-std::string CostModel::describe(int local_ranks, int threads, int engines, size_t min_part) const {
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "copy model: %.1f GB/s per thread, %.1f GB/s per host, %.0f us wake-up, %d cores\n"
-                "auto threads per rank at %d local ranks: %d; this communicator: %d threads, %d "
-                "copy engines\nparts per job: one per %zu bytes, up to the team",
-                thread_gbps, host_gbps, wake_us, cores, local_ranks,
-                auto_threads(local_ranks, engines), threads, engines, min_part);
-  return buf;
 }
 
 }  // namespace stratacl

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
 
 namespace stratacl {
 
@@ -28,8 +27,6 @@ struct CostModel {
   size_t min_part_bytes() const;
   // Parts (workers) for a job of `bytes`, at most `team`: each carries min_part_bytes or more.
   int parts_for(size_t bytes, int team, size_t min_part) const;
-  // What scl-info prints: the numbers and the choices they make.
-  std::string describe(int local_ranks, int threads, int engines, size_t min_part) const;
 };
 
 }  // namespace stratacl

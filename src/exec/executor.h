@@ -35,7 +35,6 @@ class Executor {
   int workers() const { return team_.size(); }
   int engines() const { return engine_.engines(); }
   size_t min_part_bytes() const { return min_part_; }
-  const CostModel& model() const { return model_; }
   // Parts for a job of `bytes` (the cost model); fn's `part` argument is below workers().
   int parts_for(size_t bytes) const;
 

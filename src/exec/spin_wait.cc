@@ -2,26 +2,10 @@
 
 #include <sched.h>
 
-#include <chrono>
-
+#include "core/deadline.h"
 #include "sync/futex.h"
 
 namespace stratacl {
-namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-}  // namespace
 
 void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t value, const SpinPolicy& policy,
                       std::atomic<uint32_t>* sleepers) {

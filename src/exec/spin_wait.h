@@ -1,6 +1,8 @@
 // Waiting inside one process for a counter another thread moves: spin briefly, then sleep on a
 // futex, the same policy as waits on peers (sync/waiter.h). Used by the worker team and the copy
 // engine, whose threads must never burn a core a rank needs, nor quantise to scheduler ticks.
+// No deadline, abort or liveness exit: what is waited for here is local work (a job's parts, a
+// queued copy) that never waits on a peer, so it always ends; waits on peers go through Waiter.
 #pragma once
 
 #include <atomic>

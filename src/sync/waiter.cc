@@ -11,8 +11,6 @@ namespace stratacl {
 namespace {
 constexpr int64_t kSleepSliceNs = 10 * 1000 * 1000;  // re-check abort and liveness this often
 
-inline void cpu_relax() { __builtin_ia32_pause(); }
-
 const char* revocation_text(uint32_t why) {
   return why == kAborted ? "called sclCommAbort" : "failed and revoked the communicator";
 }
