@@ -146,6 +146,13 @@ sclResult_t sclStreamCreate(sclStream_t* stream);
 sclResult_t sclStreamDestroy(sclStream_t stream);
 sclResult_t sclStreamSynchronize(sclStream_t stream);
 sclResult_t sclStreamQuery(sclStream_t stream); /* sclInProgress while work is pending */
+/* Queues a host function on `stream`, as cudaStreamAddCallback does: it runs on the stream's
+ * thread once every call queued before it has finished, with sclSuccess or the stream's first
+ * error, and calls queued after it wait for it. It may issue calls, but must not wait on its own
+ * stream (sclStreamSynchronize, sclStreamDestroy). A NULL stream runs it at once, here. This is
+ * how a framework completes its futures without a polling thread. */
+typedef void (*sclStreamCallback_t)(sclStream_t stream, sclResult_t status, void* userData);
+sclResult_t sclStreamAddCallback(sclStream_t stream, sclStreamCallback_t callback, void* userData);
 
 /* Collectives. In-place rules follow NCCL. */
 sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,

@@ -48,6 +48,25 @@ sclResult_t sclStreamQuery(sclStream_t stream) {
   return report(nullptr, s->first_error());
 }
 
+sclResult_t sclStreamAddCallback(sclStream_t stream, sclStreamCallback_t callback, void* userData) {
+  if (auto r = api::refused_in_child()) return *r;
+  if (!callback) return report(nullptr, Errorf(sclInvalidArgument, "callback: NULL function"));
+  if (!stream) {
+    callback(stream, sclSuccess, userData);
+    return sclSuccess;
+  }
+  Stream* s = api::find_stream(stream);
+  if (!s)
+    return report(nullptr,
+                  Errorf(sclInvalidArgument, "stream: %p is not a live stream", (void*)stream));
+  // The job runs after every earlier one: the stream's first error then covers all of them.
+  s->enqueue([s, stream, callback, userData] {
+    callback(stream, s->first_error().code(), userData);
+    return Status::Ok();
+  });
+  return sclSuccess;
+}
+
 sclResult_t sclGroupStart(void) {
   if (auto r = api::refused_in_child()) return *r;
   return api::group_start();

@@ -7,6 +7,9 @@
 // (timing; only reported), sclStreamSynchronize must return sclSuccess, then sclStreamQuery
 // must return sclSuccess and every output must be right. A second batch queues grouped
 // send/recv rings and barriers on the streams. sclCommGetAsyncError must stay sclSuccess.
+// After each batch a host callback (sclStreamAddCallback) on each stream verifies every output
+// of that stream's calls from the stream's own thread: it must run exactly once, after all of
+// them, with sclSuccess.
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -26,6 +29,22 @@ const Placement kPlacements[] = {
 };
 
 const char* result_name(sclResult_t r) { return sclGetErrorString(r); }
+
+// What one stream's callback saw: its status, and how many outputs were wrong when it ran.
+struct CallbackRecord {
+  std::vector<PreparedCall*> calls;  // that stream's calls, verified by the callback
+  Tally tally;
+  int runs = 0;
+  sclResult_t status = sclInternalError;
+  uint64_t wrong = 0;
+};
+
+void record_callback(sclStream_t, sclResult_t status, void* arg) {
+  auto* rec = static_cast<CallbackRecord*>(arg);
+  rec->status = status;
+  for (PreparedCall* c : rec->calls) rec->wrong += c->verify(rec->tally);
+  ++rec->runs;
+}
 
 }  // namespace
 
@@ -50,11 +69,13 @@ int run_streams(int argc, char**) {
 
   for (int batch = 0; batch < 2; ++batch) {
     std::vector<std::unique_ptr<PreparedCall>> calls;
+    CallbackRecord records[2];
     const double t0 = now();
     auto queue = [&](int which, CallSpec spec) {
       spec.context = std::string("comm=") + names[which] + " stream=" + std::to_string(which) +
                      " batch=" + std::to_string(batch) + " call=" + std::to_string(calls.size());
       calls.push_back(std::make_unique<PreparedCall>(comms[which], spec));
+      records[which].calls.push_back(calls.back().get());
       const sclResult_t r = calls.back()->issue(streams[which]);
       if (r != sclSuccess) {
         fatal("queueing %s returned %d (%s): %s", calls.back()->info().text().c_str(), int(r),
@@ -103,6 +124,8 @@ int run_streams(int argc, char**) {
         queue(which, spec);
       }
     }
+    for (int s = 0; s < 2; ++s)
+      MP_OK(sclStreamAddCallback(streams[s], record_callback, &records[s]));
     const double t1 = now();
     sclResult_t q[2];
     for (int s = 0; s < 2; ++s) q[s] = sclStreamQuery(streams[s]);
@@ -122,6 +145,13 @@ int run_streams(int argc, char**) {
           std::string("sclStreamQuery after sclStreamSynchronize returned ") + result_name(after));
     }
     const double t2 = now();
+    for (int s = 0; s < 2; ++s) {
+      tally.expect(records[s].runs == 1 && records[s].status == sclSuccess && records[s].wrong == 0,
+                   info,
+                   "stream callback: ran " + std::to_string(records[s].runs) + " times, status " +
+                       result_name(records[s].status) + ", " + std::to_string(records[s].wrong) +
+                       " wrong outputs when it ran");
+    }
     uint64_t wrong = 0;
     for (auto& c : calls) wrong += c->verify(tally);
     for (int s = 0; s < 2; ++s) {

@@ -1,0 +1,302 @@
+#!/usr/bin/python3
+"""Run PyTorch's own distributed test suite against a c10d plugin backend.
+
+The suite is torch.testing._internal.distributed.distributed_test
+(DistributedTest._DistTestBase), the same one torch's
+test/distributed/test_distributed_spawn.py runs for gloo/nccl/ucc. Each test
+spawns --world-size fresh processes (multiprocessing "spawn"); they rendezvous
+through a file:// store in a per-test temp dir and sync via a file barrier.
+
+    /usr/bin/python3 tests/python/torch_suite/run_suite.py \\
+        --backend gloo_plugin --plugin-module gloo_plugin --world-size 2 \\
+        --report /tmp/gloo_plugin_ws2.txt --min-pass 60
+
+--plugin-module is imported in the parent and in every spawned rank before
+any process group is created; importing it must call
+torch.distributed.Backend.register_backend(<backend name>, creator).
+Modules in this directory (e.g. gloo_plugin) are importable by bare name.
+
+Exit status: 0 only if no test failed or errored and at least --min-pass
+tests passed.
+
+How the configuration reaches the spawned ranks: a "spawn" child re-imports
+this file as __mp_main__ and then unpickles the test class by name, so the
+class must be rebuilt identically at import time there. The parent therefore
+passes everything through environment variables (inherited by the children)
+and both sides call _build_test_class() from them.
+
+Harness-only workarounds for Debian 12 (nothing under /usr is modified):
+  * expecttest is not packaged: expecttest.py in this directory stands in.
+  * torch 1.13 + Python 3.11: torch/distributed/_shard/sharded_tensor/
+    metadata.py uses a dataclass instance as a field default, which 3.11
+    rejects ("mutable default ... use default_factory"), so importing _shard
+    (which DDP does) fails. _install_shard_metadata_fix() compiles that one
+    module from its source with default_factory instead (the upstream fix).
+"""
+
+import argparse
+import importlib
+import importlib.machinery
+import os
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# First on the path: the expecttest stand-in and the plugin modules here.
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+# Environment variables the parent hands to the spawned ranks. BACKEND,
+# WORLD_SIZE, TEMP_DIR, INIT_METHOD are the ones distributed_test reads.
+ENV_PLUGIN = "TORCH_SUITE_PLUGIN_MODULE"
+ENV_FEATURES = "TORCH_SUITE_FEATURES"
+ENV_UNSUPPORTED = "TORCH_SUITE_UNSUPPORTED"
+
+# DistTestCases.backend_feature sets a plugin joins by default. Only gloo,
+# nccl and ucc are listed there by torch; any test gated on a set the backend
+# is not in is skipped. "plugin" marks it as a third-party backend; "ddp"
+# enables the DistributedDataParallel tests (their CPU variants run here);
+# "subgroup" enables the new_subgroups tests (GPU-only, they skip on CPU).
+# "gpu"/"cuda" are left out: "gpu" also gates the sequence-number and
+# monitored_barrier tests, which exercise ProcessGroup methods a new backend
+# may not have yet -- add them with --features when it does.
+DEFAULT_FEATURES = "plugin,ddp,subgroup"
+
+_SHARD_METADATA = "sharded_tensor.metadata"
+_SHARD_BAD = "field(default=TensorProperties())"
+_SHARD_GOOD = "field(default_factory=TensorProperties)"
+
+
+class _FixedSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles the module from source with the dataclass default fixed.
+
+    Overriding get_code (not get_data) also bypasses any cached .pyc, which
+    would hold the unfixed code."""
+
+    def get_code(self, fullname):
+        source = self.get_data(self.path).decode("utf-8")
+        source = source.replace(_SHARD_BAD, _SHARD_GOOD)
+        return compile(source, self.path, "exec", dont_inherit=True)
+
+
+class _ShardMetadataFinder:
+    """Meta-path hook: only torch's sharded_tensor/metadata.py is redirected."""
+
+    @staticmethod
+    def find_spec(fullname, path=None, target=None):
+        if not (fullname.startswith("torch.distributed.")
+                and fullname.endswith(_SHARD_METADATA)):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and isinstance(spec.loader,
+                                           importlib.machinery.SourceFileLoader):
+            spec.loader = _FixedSourceLoader(fullname, spec.origin)
+        return spec
+
+
+def _install_shard_metadata_fix():
+    # Only Python >= 3.11 rejects unhashable dataclass defaults; on a torch
+    # that is already fixed the replace() above is a no-op.
+    if sys.version_info >= (3, 11) and _ShardMetadataFinder not in sys.meta_path:
+        sys.meta_path.insert(0, _ShardMetadataFinder)
+
+
+def _csv(value):
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+def _build_test_class():
+    """Import the suite configured for $BACKEND; returns the test class.
+
+    Runs in the parent and, via module import, in every spawned rank."""
+    _install_shard_metadata_fix()
+    import torch
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        sys.exit("torch.distributed is not available in this torch build")
+    # As test_distributed_spawn.py: comparisons assume full fp32 matmuls.
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+    if os.environ.get(ENV_PLUGIN):
+        importlib.import_module(os.environ[ENV_PLUGIN])
+
+    backend = os.environ["BACKEND"]
+    # distributed_test applies its skip decorators at import time from these
+    # sets, so they must be filled in before it is imported.
+    from torch.testing._internal.common_distributed import DistTestCases
+    for feature in _csv(os.environ.get(ENV_FEATURES)):
+        DistTestCases.backend_feature.setdefault(feature, set()).add(backend)
+    for collective in _csv(os.environ.get(ENV_UNSUPPORTED)):
+        DistTestCases.skip_collective.setdefault(collective, set()).add(backend)
+
+    from torch.testing._internal.distributed.distributed_test import (
+        DistributedTest, TestDistBackend)
+
+    class TestDistBackendWithSpawn(TestDistBackend, DistributedTest._DistTestBase):
+        def setUp(self):
+            super().setUp()  # fresh TEMP_DIR, INIT_METHOD, barrier dir
+            self._spawn_processes()
+
+    # Spawned ranks find the class by module-level name (pickle), so it must
+    # not look like a function local.
+    name = "TestDistBackendWithSpawn_" + backend
+    TestDistBackendWithSpawn.__name__ = TestDistBackendWithSpawn.__qualname__ = name
+    globals()[name] = TestDistBackendWithSpawn
+    return TestDistBackendWithSpawn
+
+
+class _RecordingResult(unittest.TextTestResult):
+    """TextTestResult that also keeps each test's outcome, reason, duration."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.records = []  # (test name, outcome, detail, seconds)
+        self._started = 0.0
+
+    def _record(self, test, outcome, detail=""):
+        name = test.id().split(".")[-1]
+        self.records.append((name, outcome, detail, time.monotonic() - self._started))
+
+    def startTest(self, test):
+        self._started = time.monotonic()
+        super().startTest(test)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._record(test, "pass")
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._record(test, "skip", reason)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._record(test, "fail", self.failures[-1][1])
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._record(test, "error", self.errors[-1][1])
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._record(test, "pass", "expected failure")
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._record(test, "fail", "unexpected success")
+
+
+def _parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", required=True,
+                        help="backend name as passed to init_process_group")
+    parser.add_argument("--world-size", type=int, required=True)
+    parser.add_argument("--plugin-module",
+                        help="module whose import registers the backend")
+    parser.add_argument("--report", help="write skipped/failed tests here")
+    parser.add_argument("--min-pass", type=int, default=0,
+                        help="fail unless at least this many tests pass")
+    parser.add_argument("--features", default=DEFAULT_FEATURES,
+                        help="DistTestCases.backend_feature sets to join "
+                             "(comma list; default %(default)s; empty for "
+                             "gloo/nccl/ucc, which torch lists already)")
+    parser.add_argument("--unsupported", default="",
+                        help="DistTestCases.skip_collective sets to join, "
+                             "e.g. 'reduce,sendrecv anysource,cpu barrier,"
+                             "allgather_coalesced'")
+    parser.add_argument("-k", dest="patterns", action="append", default=[],
+                        help="run only tests whose name contains this "
+                             "(repeatable)")
+    parser.add_argument("--test-timeout", type=int, default=120,
+                        help="seconds before a hung test's ranks are killed "
+                             "(torch's default is 300)")
+    return parser.parse_args()
+
+
+def _write_report(path, args, records, elapsed):
+    with open(path, "w") as out:
+        out.write(f"backend={args.backend} world_size={args.world_size} "
+                  f"plugin_module={args.plugin_module} features={args.features} "
+                  f"unsupported={args.unsupported} elapsed={elapsed:.0f}s\n")
+        counts = {}
+        for _, outcome, _, _ in records:
+            counts[outcome] = counts.get(outcome, 0) + 1
+        out.write(" ".join(f"{k}={v}" for k, v in sorted(counts.items())) + "\n")
+        for wanted in ("fail", "error", "skip"):
+            for name, outcome, detail, _ in sorted(records):
+                if outcome == wanted:
+                    out.write(f"\n== {outcome.upper()} {name}\n{detail.rstrip()}\n")
+        out.write("\n== PASSED\n")
+        for name, outcome, _, seconds in sorted(records):
+            if outcome == "pass":
+                out.write(f"{name} ({seconds:.1f}s)\n")
+
+
+def main():
+    args = _parse_args()
+    if args.world_size < 2:
+        sys.exit("--world-size must be >= 2")
+
+    # Hide our flags from common_utils, which parses sys.argv at import (and
+    # from the spawned ranks, which inherit sys.argv).
+    sys.argv = sys.argv[:1]
+
+    os.environ["BACKEND"] = args.backend
+    os.environ["WORLD_SIZE"] = str(args.world_size)
+    os.environ[ENV_PLUGIN] = args.plugin_module or ""
+    os.environ[ENV_FEATURES] = args.features
+    os.environ[ENV_UNSUPPORTED] = args.unsupported
+    # common_distributed reads this at import for the per-test join timeout.
+    os.environ["DISTRIBUTED_TESTS_DEFAULT_TIMEOUT"] = str(args.test_timeout)
+    # As torch's run_test.py: a file:// init method (some tests are skipped
+    # under env://). setUp() replaces TEMP_DIR/INIT_METHOD with a fresh dir
+    # per test before spawning, so this one only serves the import.
+    top_dir = tempfile.mkdtemp(prefix="torch_suite_")
+    for sub in ("barrier", "test_dir", "init_dir"):
+        os.mkdir(os.path.join(top_dir, sub))
+    os.environ["TEMP_DIR"] = top_dir
+    os.environ["INIT_METHOD"] = "file://" + os.path.join(top_dir, "init_dir", "shared_init_file")
+
+    test_class = _build_test_class()
+    suite = unittest.TestLoader().loadTestsFromTestCase(test_class)
+    if args.patterns:
+        suite = unittest.TestSuite(
+            t for t in suite
+            if any(p in t.id().split(".")[-1] for p in args.patterns))
+
+    started = time.monotonic()
+    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2,
+                                     resultclass=_RecordingResult)
+    result = runner.run(suite)
+    elapsed = time.monotonic() - started
+
+    records = result.records
+    passed = sum(1 for r in records if r[1] == "pass")
+    skipped = sum(1 for r in records if r[1] == "skip")
+    failed = sum(1 for r in records if r[1] in ("fail", "error"))
+    print(f"\nSUMMARY backend={args.backend} world_size={args.world_size}: "
+          f"passed={passed} failed={failed} skipped={skipped} "
+          f"total={len(records)} time={elapsed:.0f}s")
+    for name, outcome, _, _ in sorted(records):
+        if outcome in ("fail", "error"):
+            print(f"  {outcome.upper()}: {name}")
+    if args.report:
+        _write_report(args.report, args, records, elapsed)
+        print(f"report: {args.report}")
+
+    if failed:
+        return 1
+    if passed < args.min_pass:
+        print(f"only {passed} tests passed, --min-pass is {args.min_pass}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+elif __name__ == "__mp_main__":
+    # A spawned rank re-importing this file: rebuild the same class.
+    _build_test_class()
