@@ -1,0 +1,511 @@
+#include "backend/process_group.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <torch/csrc/distributed/c10d/sequence_num.hpp>
+
+#include "backend/tensor_types.h"
+
+namespace stratacl_torch {
+namespace {
+
+constexpr const char* kUniqueIdKey = "stratacl/unique_id";
+
+void check(sclResult_t r, sclComm_t comm, const char* call) {
+  TORCH_CHECK(r == sclSuccess, "stratacl: ", call, ": ", sclGetErrorString(r), ": ",
+              sclGetLastError(comm));
+}
+
+const at::Tensor& only(const std::vector<at::Tensor>& tensors, const char* call) {
+  TORCH_CHECK(tensors.size() == 1, "stratacl: ", call, " takes one tensor per process, got ",
+              tensors.size());
+  check_cpu_dense(tensors[0], "tensor");
+  return tensors[0];
+}
+
+// Every tensor of a list like `like` (same dtype and element count), as collectives need.
+void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, size_t n,
+                const char* name) {
+  TORCH_CHECK(list.size() == n, "stratacl: ", name, " must hold ", n, " tensors, got ",
+              list.size());
+  for (const at::Tensor& t : list) {
+    check_cpu_dense(t, name);
+    TORCH_CHECK(t.scalar_type() == like.scalar_type(), "stratacl: ", name, " holds a ",
+                t.scalar_type(), " tensor; the input is ", like.scalar_type());
+    TORCH_CHECK(t.numel() == like.numel(), "stratacl: ", name, " holds a tensor of ", t.numel(),
+                " elements; the input has ", like.numel());
+  }
+}
+
+// True when the list is one contiguous run of memory, tensor after tensor (the views
+// torch.chunk or list(t.split(...)) make): then collectives read or write it in place.
+bool one_run(const std::vector<at::Tensor>& list) {
+  if (list.empty()) return false;
+  const char* next = static_cast<const char*>(list[0].data_ptr());
+  for (const at::Tensor& t : list) {
+    if (!t.is_contiguous() || static_cast<const char*>(t.data_ptr()) != next) return false;
+    next += t.nbytes();
+  }
+  return true;
+}
+
+// A list as one contiguous tensor the calls write: the list's own memory when it is one run,
+// else a temporary copied out into the list when the calls have succeeded.
+at::Tensor gathered_output(Work& w, const std::vector<at::Tensor>& list) {
+  for (const at::Tensor& t : list) w.keep(t);
+  if (one_run(list)) {
+    return at::from_blob(list[0].data_ptr(), {int64_t(list.size()) * list[0].numel()},
+                         list[0].options());
+  }
+  at::Tensor flat = at::empty({int64_t(list.size()) * list[0].numel()}, list[0].options());
+  const int64_t each = list[0].numel();
+  for (size_t i = 0; i < list.size(); ++i)
+    w.copy_back(list[i], flat.narrow(0, int64_t(i) * each, each).view(list[i].sizes()));
+  w.keep(flat);
+  return flat;
+}
+
+// A list as one contiguous tensor the calls read: the list's own memory, or a copy of it.
+at::Tensor gathered_input(Work& w, const std::vector<at::Tensor>& list) {
+  for (const at::Tensor& t : list) w.keep(t);
+  if (one_run(list)) {
+    return at::from_blob(list[0].data_ptr(), {int64_t(list.size()) * list[0].numel()},
+                         list[0].options());
+  }
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& t : list) flat.push_back(t.reshape({-1}));
+  return w.input(at::cat(flat));
+}
+
+}  // namespace
+
+ProcessGroupStrataCL::ProcessGroupStrataCL(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                           int size, std::chrono::milliseconds timeout)
+    : c10d::ProcessGroup(rank, size) {
+  sclUniqueId id;
+  if (rank == 0) {
+    check(sclGetUniqueId(&id), nullptr, "sclGetUniqueId");
+    store->set(kUniqueIdKey, std::vector<uint8_t>(id.internal, id.internal + sizeof id.internal));
+  } else {
+    const std::vector<uint8_t> bytes = store->get(kUniqueIdKey);
+    TORCH_CHECK(bytes.size() == sizeof id.internal, "stratacl: the store's unique id has ",
+                bytes.size(), " bytes, not ", sizeof id.internal);
+    std::memcpy(id.internal, bytes.data(), bytes.size());
+  }
+  sclConfig_t config = SCL_CONFIG_INITIALIZER;
+  if (timeout.count() > 0) config.timeoutMs = int(std::min<int64_t>(timeout.count(), INT_MAX));
+  config.commName = "torch.distributed";
+  check(sclCommInitRankConfig(&comm_, size, id, rank, &config), nullptr, "sclCommInitRankConfig");
+  const sclResult_t r = sclStreamCreate(&stream_);
+  if (r != sclSuccess) {
+    sclCommDestroy(comm_);
+    check(r, nullptr, "sclStreamCreate");
+  }
+  init();
+}
+
+ProcessGroupStrataCL::~ProcessGroupStrataCL() {
+  // Queued calls finish (or fail) first; their Works hold the tensors until then.
+  sclStreamDestroy(stream_);
+  sclCommDestroy(comm_);
+}
+
+c10::intrusive_ptr<Work> ProcessGroupStrataCL::launch(c10d::OpType type,
+                                                      std::vector<at::Tensor> outputs,
+                                                      const std::function<void(Work&)>& prepare,
+                                                      const Issue& issue) {
+  auto work = c10::make_intrusive<Work>(rank_, type, std::move(outputs), comm_);
+  prepare(*work);
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  if (sequenceNum_) sequenceNum_->increment();
+  const sclResult_t r = issue(stream_);
+  // Calls queued before a failure still run: the Work holds their tensors until they finish.
+  work->complete_after(stream_);
+  check(r, comm_, c10d::opTypeToString(type).c_str());
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::broadcast(std::vector<at::Tensor>& tensors,
+                                                               const c10d::BroadcastOptions& opts) {
+  const at::Tensor& t = only(tensors, "broadcast");
+  at::Tensor buf;
+  return launch(
+      c10d::OpType::BROADCAST, {t}, [&](Work& w) { buf = w.output(t); },
+      [&](sclStream_t s) {
+        const Elements e = moved(buf);
+        return sclBroadcast(e.ptr, e.ptr, e.count, e.type, int(opts.rootRank), comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::allreduce(std::vector<at::Tensor>& tensors,
+                                                               const c10d::AllreduceOptions& opts) {
+  const at::Tensor& t = only(tensors, "allreduce");
+  reduced(t, opts.reduceOp);  // raises before anything is queued
+  at::Tensor buf;
+  return launch(
+      c10d::OpType::ALLREDUCE, {t}, [&](Work& w) { buf = w.output(t); },
+      [&](sclStream_t s) {
+        const Reduction r = reduced(buf, opts.reduceOp);
+        const Elements& e = r.elements;
+        return sclAllReduce(e.ptr, e.ptr, e.count, e.type, r.op, comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  TORCH_CHECK(!tensors.empty(), "stratacl: allreduce_coalesced needs at least one tensor");
+  for (const at::Tensor& t : tensors) {
+    check_cpu_dense(t, "tensors");
+    reduced(t, opts.reduceOp);
+  }
+  // One allreduce per tensor, all queued at once, one completion: no flattening copy.
+  std::vector<at::Tensor> bufs;
+  return launch(
+      c10d::OpType::ALLREDUCE_COALESCED, tensors,
+      [&](Work& w) {
+        for (const at::Tensor& t : tensors) bufs.push_back(w.output(t));
+      },
+      [&](sclStream_t s) {
+        for (const at::Tensor& b : bufs) {
+          const Reduction r = reduced(b, opts.reduceOp);
+          const Elements& e = r.elements;
+          const sclResult_t res = sclAllReduce(e.ptr, e.ptr, e.count, e.type, r.op, comm_, s);
+          if (res != sclSuccess) return res;
+        }
+        return sclSuccess;
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::reduce(std::vector<at::Tensor>& tensors,
+                                                            const c10d::ReduceOptions& opts) {
+  const at::Tensor& t = only(tensors, "reduce");
+  reduced(t, opts.reduceOp);
+  at::Tensor buf;
+  return launch(
+      c10d::OpType::REDUCE, {t}, [&](Work& w) { buf = w.output(t); },
+      [&](sclStream_t s) {
+        const Reduction r = reduced(buf, opts.reduceOp);
+        const Elements& e = r.elements;
+        return sclReduce(e.ptr, e.ptr, e.count, e.type, r.op, int(opts.rootRank), comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::allgather(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions&) {
+  const at::Tensor& in = only(inputs, "allgather");
+  TORCH_CHECK(outputs.size() == 1, "stratacl: allgather takes one output list per process");
+  check_list(outputs[0], in, size_t(size_), "output_tensor_list");
+  at::Tensor src, dst;
+  return launch(
+      c10d::OpType::ALLGATHER, outputs[0],
+      [&](Work& w) {
+        src = w.input(in);
+        dst = gathered_output(w, outputs[0]);
+      },
+      [&](sclStream_t s) {
+        const Elements e = moved(src), o = moved(dst);
+        return sclAllGather(e.ptr, o.ptr, e.count, e.type, comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::_allgather_base(
+    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions&) {
+  check_cpu_dense(input, "input_tensor");
+  check_cpu_dense(output, "output_tensor");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
+              "stratacl: output and input tensors differ in dtype");
+  TORCH_CHECK(output.numel() == input.numel() * size_,
+              "stratacl: the output must have world_size times the input's elements (",
+              input.numel() * size_, "), it has ", output.numel());
+  at::Tensor src, dst;
+  return launch(
+      c10d::OpType::_ALLGATHER_BASE, {output},
+      [&](Work& w) {
+        src = w.input(input);
+        dst = w.output(output);
+      },
+      [&](sclStream_t s) {
+        const Elements e = moved(src), o = moved(dst);
+        return sclAllGather(e.ptr, o.ptr, e.count, e.type, comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::allgather_coalesced(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions&) {
+  TORCH_CHECK(outputs.size() == size_t(size_), "stratacl: allgather_coalesced needs ", size_,
+              " output lists, got ", outputs.size());
+  for (const auto& list : outputs) {
+    TORCH_CHECK(list.size() == inputs.size(),
+                "stratacl: every output list of "
+                "allgather_coalesced must hold one tensor per input");
+  }
+  // Input j gathers into outputs[0..n-1][j]: one allgather per input, one completion.
+  std::vector<at::Tensor> srcs, dsts, all;
+  for (const auto& list : outputs) all.insert(all.end(), list.begin(), list.end());
+  return launch(
+      c10d::OpType::ALLGATHER_COALESCED, all,
+      [&](Work& w) {
+        for (size_t j = 0; j < inputs.size(); ++j) {
+          check_cpu_dense(inputs[j], "input_tensor_list");
+          std::vector<at::Tensor> column;
+          for (const auto& list : outputs) column.push_back(list[j]);
+          check_list(column, inputs[j], size_t(size_), "output_tensor_lists");
+          srcs.push_back(w.input(inputs[j]));
+          dsts.push_back(gathered_output(w, column));
+        }
+      },
+      [&](sclStream_t s) {
+        for (size_t j = 0; j < srcs.size(); ++j) {
+          const Elements e = moved(srcs[j]), o = moved(dsts[j]);
+          const sclResult_t r = sclAllGather(e.ptr, o.ptr, e.count, e.type, comm_, s);
+          if (r != sclSuccess) return r;
+        }
+        return sclSuccess;
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::gather(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::GatherOptions& opts) {
+  const at::Tensor& in = only(inputs, "gather");
+  const bool root = opts.rootRank == rank_;
+  if (root) {
+    TORCH_CHECK(outputs.size() == 1, "stratacl: gather takes one output list at the root");
+    check_list(outputs[0], in, size_t(size_), "gather_list");
+  } else {
+    TORCH_CHECK(outputs.empty(), "stratacl: gather takes no output list on non-root ranks");
+  }
+  at::Tensor src, dst;
+  return launch(
+      c10d::OpType::GATHER, root ? outputs[0] : std::vector<at::Tensor>{},
+      [&](Work& w) {
+        src = w.input(in);
+        if (root) dst = gathered_output(w, outputs[0]);
+      },
+      [&](sclStream_t s) {
+        const Elements e = moved(src);
+        void* out = root ? dst.data_ptr() : nullptr;
+        return sclGather(e.ptr, out, e.count, e.type, int(opts.rootRank), comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ScatterOptions& opts) {
+  const at::Tensor& out = only(outputs, "scatter");
+  const bool root = opts.rootRank == rank_;
+  if (root) {
+    TORCH_CHECK(inputs.size() == 1, "stratacl: scatter takes one input list at the root");
+    check_list(inputs[0], out, size_t(size_), "scatter_list");
+  } else {
+    TORCH_CHECK(inputs.empty(), "stratacl: scatter takes no input list on non-root ranks");
+  }
+  at::Tensor src, dst;
+  return launch(
+      c10d::OpType::SCATTER, {out},
+      [&](Work& w) {
+        if (root) src = gathered_input(w, inputs[0]);
+        dst = w.output(out);
+      },
+      [&](sclStream_t s) {
+        const Elements o = moved(dst);
+        const void* in = root ? src.data_ptr() : nullptr;
+        return sclScatter(in, o.ptr, o.count, o.type, int(opts.rootRank), comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::reduce_scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  const at::Tensor& out = only(outputs, "reduce_scatter");
+  TORCH_CHECK(inputs.size() == 1, "stratacl: reduce_scatter takes one input list per process");
+  check_list(inputs[0], out, size_t(size_), "input_list");
+  reduced(out, opts.reduceOp);
+  at::Tensor src, dst;
+  return launch(
+      c10d::OpType::REDUCE_SCATTER, {out},
+      [&](Work& w) {
+        src = gathered_input(w, inputs[0]);
+        dst = w.output(out);
+      },
+      [&](sclStream_t s) {
+        const Reduction r = reduced(dst, opts.reduceOp);
+        const Elements in = reduced(src, opts.reduceOp).elements;
+        return sclReduceScatter(in.ptr, r.elements.ptr, r.elements.count, r.elements.type, r.op,
+                                comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  check_cpu_dense(input, "input");
+  check_cpu_dense(output, "output");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
+              "stratacl: output and input tensors differ in dtype");
+  TORCH_CHECK(input.numel() == output.numel() * size_,
+              "stratacl: the input must have world_size times the output's elements (",
+              output.numel() * size_, "), it has ", input.numel());
+  reduced(output, opts.reduceOp);
+  at::Tensor src, dst;
+  return launch(
+      c10d::OpType::_REDUCE_SCATTER_BASE, {output},
+      [&](Work& w) {
+        src = w.input(input);
+        dst = w.output(output);
+      },
+      [&](sclStream_t s) {
+        const Reduction r = reduced(dst, opts.reduceOp);
+        const Elements in = reduced(src, opts.reduceOp).elements;
+        return sclReduceScatter(in.ptr, r.elements.ptr, r.elements.count, r.elements.type, r.op,
+                                comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::alltoall_base(
+    at::Tensor& output, at::Tensor& input, std::vector<int64_t>& outputSplits,
+    std::vector<int64_t>& inputSplits, const c10d::AllToAllOptions&) {
+  check_cpu_dense(input, "input");
+  check_cpu_dense(output, "output");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
+              "stratacl: output and input tensors differ in dtype");
+  // Splits count rows of dim 0; StrataCL counts elements of the moved type.
+  const auto counts = [&](const at::Tensor& t, const std::vector<int64_t>& splits, const char* name,
+                          std::vector<size_t>& count, std::vector<size_t>& at) {
+    const int64_t rows = t.dim() ? t.size(0) : 1;
+    const size_t per_row = rows ? moved(t).count / size_t(rows) : 0;
+    if (splits.empty()) {
+      TORCH_CHECK(rows % size_ == 0, "stratacl: ", name, " has ", rows, " rows, which world_size ",
+                  size_, " does not divide (give split sizes)");
+    } else {
+      TORCH_CHECK(splits.size() == size_t(size_), "stratacl: ", name, " split sizes need ", size_,
+                  " entries, got ", splits.size());
+    }
+    int64_t sum = 0;
+    for (int p = 0; p < size_; ++p) {
+      const int64_t r = splits.empty() ? rows / size_ : splits[size_t(p)];
+      TORCH_CHECK(r >= 0, "stratacl: ", name, " split size ", p, " is negative");
+      at.push_back(size_t(sum) * per_row);
+      count.push_back(size_t(r) * per_row);
+      sum += r;
+    }
+    TORCH_CHECK(sum == rows, "stratacl: ", name, " split sizes add up to ", sum, ", not to its ",
+                rows, " rows");
+  };
+  std::vector<size_t> scount, sdispl, rcount, rdispl;
+  counts(input, inputSplits, "input", scount, sdispl);
+  counts(output, outputSplits, "output", rcount, rdispl);
+  const bool even = inputSplits.empty() && outputSplits.empty();
+  at::Tensor src, dst;
+  return launch(
+      c10d::OpType::ALLTOALL_BASE, {output},
+      [&](Work& w) {
+        src = w.input(input);
+        dst = w.output(output);
+      },
+      [&](sclStream_t s) {
+        const Elements e = moved(src), o = moved(dst);
+        if (even) return sclAlltoAll(e.ptr, o.ptr, e.count / size_t(size_), e.type, comm_, s);
+        return sclAlltoAllv(e.ptr, scount.data(), sdispl.data(), o.ptr, rcount.data(),
+                            rdispl.data(), e.type, comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::alltoall(std::vector<at::Tensor>& outputs,
+                                                              std::vector<at::Tensor>& inputs,
+                                                              const c10d::AllToAllOptions&) {
+  TORCH_CHECK(outputs.size() == size_t(size_) && inputs.size() == size_t(size_),
+              "stratacl: alltoall needs ", size_, " input and output tensors");
+  for (int p = 0; p < size_; ++p) {
+    check_cpu_dense(inputs[size_t(p)], "input_tensor_list");
+    check_cpu_dense(outputs[size_t(p)], "output_tensor_list");
+    TORCH_CHECK(inputs[size_t(p)].scalar_type() == inputs[0].scalar_type() &&
+                    outputs[size_t(p)].scalar_type() == inputs[0].scalar_type(),
+                "stratacl: alltoall's tensors must share one dtype");
+  }
+  // Each block goes straight from its tensor to its peer's (a group of sends and receives, so
+  // any sizes and any placement), and this rank's own block is copied once the group is done.
+  std::vector<at::Tensor> src, dst;
+  return launch(
+      c10d::OpType::ALLTOALL, outputs,
+      [&](Work& w) {
+        for (int p = 0; p < size_; ++p) {
+          src.push_back(w.input(inputs[size_t(p)]));
+          dst.push_back(w.output(outputs[size_t(p)]));
+        }
+        w.copy_back(outputs[size_t(rank_)], src[size_t(rank_)]);
+      },
+      [&](sclStream_t s) {
+        sclResult_t r = sclGroupStart();
+        for (int p = 0; p < size_ && r == sclSuccess; ++p) {
+          if (p == rank_) continue;
+          const Elements e = moved(src[size_t(p)]), o = moved(dst[size_t(p)]);
+          r = sclSend(e.ptr, e.count, e.type, p, comm_, s);
+          if (r == sclSuccess) r = sclRecv(o.ptr, o.count, o.type, p, comm_, s);
+        }
+        const sclResult_t end = sclGroupEnd();
+        return r != sclSuccess ? r : end;
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::send(std::vector<at::Tensor>& tensors, int dst,
+                                                          int) {
+  // Tags are not matched, as in ProcessGroupNCCL: messages to one peer arrive in send order.
+  const at::Tensor& t = only(tensors, "send");
+  at::Tensor buf;
+  return launch(
+      c10d::OpType::SEND, {t}, [&](Work& w) { buf = w.input(t); },
+      [&](sclStream_t s) {
+        const Elements e = moved(buf);
+        return sclSend(e.ptr, e.count, e.type, dst, comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::recv(std::vector<at::Tensor>& tensors, int src,
+                                                          int) {
+  const at::Tensor& t = only(tensors, "recv");
+  at::Tensor buf;
+  return launch(
+      c10d::OpType::RECV, {t}, [&](Work& w) { buf = w.output(t); },
+      [&](sclStream_t s) {
+        const Elements e = moved(buf);
+        return sclRecv(e.ptr, e.count, e.type, src, comm_, s);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::recvAnysource(std::vector<at::Tensor>&, int) {
+  TORCH_CHECK(false,
+              "stratacl: recv from any source is not supported (as with NCCL): StrataCL matches "
+              "receives by peer; pass src");
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::barrier(const c10d::BarrierOptions&) {
+  return launch(
+      c10d::OpType::BARRIER, {}, [](Work&) {}, [&](sclStream_t s) { return sclBarrier(comm_, s); });
+}
+
+void ProcessGroupStrataCL::monitoredBarrier(const c10d::BarrierOptions& opts, bool) {
+  // StrataCL's barrier already names the rank that did not arrive within the communicator's
+  // timeout; a shorter timeout in opts is honoured by waiting no longer than it.
+  auto work = barrier(opts);
+  work->wait(opts.timeout.count() > 0 ? opts.timeout : kNoTimeout);
+}
+
+void ProcessGroupStrataCL::setSequenceNumberForGroup() {
+  // Every rank starts at 0 and counts the calls it issues: equal on every rank while the ranks
+  // issue the same calls, which is what the number is for.
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  if (!sequenceNum_) sequenceNum_ = c10d::SequenceNum(0);
+}
+
+uint64_t ProcessGroupStrataCL::getSequenceNumberForGroup() {
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  TORCH_CHECK(sequenceNum_ && sequenceNum_->isSet(),
+              "stratacl: the sequence number was never set (setSequenceNumberForGroup)");
+  return sequenceNum_->get();
+}
+
+}  // namespace stratacl_torch

@@ -1,0 +1,56 @@
+"""StrataCL as a torch.distributed backend. Importing this module registers it::
+
+    import torch.distributed as dist
+    import stratacl.torch
+    dist.init_process_group("stratacl")       # torchrun, or init_method tcp://, file://, env://
+
+Every c10d collective runs on StrataCL, asynchronously on the group's stream (``async_op=True``
+returns a Work whose ``wait()``, ``is_completed()`` and ``get_future()`` behave as NCCL's). The
+unique id travels through the c10d store, so every init_method torch offers works, and each
+``dist.new_group`` gets its own communicator.
+
+Zero copy needs tensors in the StrataCL heap: ``use_heap_allocator()`` makes every CPU tensor
+created afterwards come from it (parameters, DDP's gradient buckets, activations); ``empty()``
+makes single ones. Other tensors work too: StrataCL stages them.
+
+Not supported, with a clear error: the bitwise ReduceOps (BAND, BOR, BXOR), PREMUL_SUM, and
+receiving from any source. Tags of send/recv are not matched (as with NCCL): messages between
+two ranks arrive in the order they were sent.
+"""
+import math
+
+import torch
+import torch.distributed as dist
+
+from . import _torch
+
+ProcessGroupStrataCL = _torch.ProcessGroupStrataCL
+BACKEND = "stratacl"
+
+
+def _create_process_group(store, rank, size, timeout):
+    return ProcessGroupStrataCL(store, rank, size, timeout)
+
+
+def use_heap_allocator():
+    """Every CPU tensor created from now on takes its memory from the StrataCL heap, so that
+    collectives read it in place. Tensors that exist already keep their memory. In a process
+    forked from this one, new tensors come from the previous allocator (StrataCL does not run in
+    forked children), and tensors in the heap are not mapped there: use the "spawn" or
+    "forkserver" start method for workers that touch tensors (DataLoader's
+    multiprocessing_context)."""
+    _torch.use_heap_allocator()
+
+
+def empty(*size, dtype=torch.float32):
+    """An uninitialised tensor in the StrataCL heap, whatever the current allocator."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    count = math.prod(size)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    raw = _torch.heap_bytes(max(count, 1) * itemsize)
+    return raw.view(dtype)[:count].view(size)
+
+
+if BACKEND.upper() not in dist.Backend._plugins:
+    dist.Backend.register_backend(BACKEND, _create_process_group)
