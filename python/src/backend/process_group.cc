@@ -39,13 +39,16 @@ void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, siz
   }
 }
 
-// True when the list is one contiguous run of memory, tensor after tensor (the views
-// torch.chunk or list(t.split(...)) make): then collectives read or write it in place.
+// True when the list is one contiguous run of one tensor's memory, view after view (what
+// torch.chunk or split make): then collectives read or write it in place. Separate tensors that
+// merely sit next to each other do not count: they are separate allocations.
 bool one_run(const std::vector<at::Tensor>& list) {
   if (list.empty()) return false;
   const char* next = static_cast<const char*>(list[0].data_ptr());
   for (const at::Tensor& t : list) {
-    if (!t.is_contiguous() || static_cast<const char*>(t.data_ptr()) != next) return false;
+    if (!t.is_contiguous() || !t.is_alias_of(list[0]) ||
+        static_cast<const char*>(t.data_ptr()) != next)
+      return false;
     next += t.nbytes();
   }
   return true;
