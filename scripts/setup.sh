@@ -10,6 +10,8 @@ packages=(
   procps                             # pgrep in fault tests
   clang libclang-rt-14-dev           # libFuzzer targets; the clang build of the user build check
   clang-format                       # scripts/check-format.sh
+  python3-dev pybind11-dev python3-numpy   # the Python package (python/)
+  python3-torch libtorch-dev               # its torch.distributed backend, and the tests' gloo
 )
 
 if [ $# -gt 0 ]; then packages=("$@"); fi

@@ -10,6 +10,17 @@ torch.distributed backend named "stratacl".
 Arrays from anywhere else work too: StrataCL stages them. Failures raise ``stratacl.Error``
 (a RuntimeError) whose message names the argument, rank or call at fault.
 """
-from ._core import Comm, Error, empty, unique_id, version
+import numpy as _np
+
+from . import _core
+from ._core import Comm, Error, unique_id, version
+
+
+def empty(shape, dtype=_np.float32):
+    """An uninitialised numpy array in the StrataCL heap: collectives read it in place."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    return _core.empty(list(shape), _np.dtype(dtype))
+
 
 __all__ = ["Comm", "Error", "empty", "unique_id", "version"]

@@ -1,8 +1,8 @@
 // Registration-on-allocation for every tensor: a c10 CPU allocator that takes memory from the
 // StrataCL heap (sclMemAlloc). Installed with c10::SetCPUAllocator, it makes DDP's gradient
 // buckets, a model's parameters and activations communication buffers that peers read in place.
-// When the heap cannot serve a request (full, or in a forked child, where StrataCL refuses to
-// run) the allocator that was there before serves it, so allocation never fails because of it.
+// When the heap cannot serve a request (0 bytes, full, or in a forked child, where StrataCL
+// refuses to run) c10's CPU allocation serves it, so allocation never fails because of the heap.
 // Tensors made before installation keep their memory and deleters.
 #pragma once
 
