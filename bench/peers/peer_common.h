@@ -1,5 +1,5 @@
 /* What every peer benchmark shares (bench/peers/mpi_bench.c, gloo_bench.cc; the Python one,
- * torch_gloo_bench.py, follows the same rules):
+ * torch_bench.py, follows the same rules):
  *
  *   options   -b MIN -e MAX -f FACTOR   sizes in bytes (K, M, G suffixes), as nccl-tests and
  *                                       scl-bench: MIN, MIN*F, ... while <= MAX

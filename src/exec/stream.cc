@@ -1,6 +1,13 @@
 #include "exec/stream.h"
 
+#include "exec/spin_wait.h"
+
 namespace stratacl {
+namespace {
+
+const SpinPolicy kStreamSpin{20000, /*yield=*/true};
+
+}  // namespace
 
 Stream::Stream() : thread_([this] { loop(); }) {}
 
@@ -9,7 +16,8 @@ Stream::~Stream() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
-  work_cv_.notify_all();
+  queued_.fetch_add(1, std::memory_order_seq_cst);  // a wake-up the loop reads as "look again"
+  wake_all(queued_, thread_sleeps_);
   thread_.join();
 }
 
@@ -18,35 +26,50 @@ void Stream::enqueue(std::function<Status()> work) {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(work));
   }
-  work_cv_.notify_one();
+  queued_.fetch_add(1, std::memory_order_seq_cst);
+  wake_all(queued_, thread_sleeps_);
 }
 
 void Stream::loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  uint32_t seen = 0;  // queued_ as last looked at
   for (;;) {
-    work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop requested and drained
-    std::function<Status()> work = std::move(queue_.front());
-    queue_.pop_front();
-    running_ = true;
-    lock.unlock();
-    Status s = work();
-    lock.lock();
-    running_ = false;
-    if (!s.ok() && error_.ok()) error_ = s;
-    if (queue_.empty()) idle_cv_.notify_all();
+    wait_while_equal(queued_, seen, kStreamSpin, &thread_sleeps_);
+    seen = queued_.load(std::memory_order_acquire);
+    for (;;) {
+      std::function<Status()> work;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (queue_.empty()) {
+          if (stop_) return;
+          break;
+        }
+        work = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      Status s = work();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!s.ok() && error_.ok()) error_ = s;
+      }
+      finished_.fetch_add(1, std::memory_order_seq_cst);
+      wake_all(finished_, callers_sleep_);
+    }
   }
 }
 
 Status Stream::synchronize() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return queue_.empty() && !running_; });
-  return error_;
+  // Every item queued so far: the count at the call, less the stop wake-up, which is no item.
+  const uint32_t target = queued_.load(std::memory_order_acquire);
+  for (;;) {
+    const uint32_t done = finished_.load(std::memory_order_acquire);
+    if (int32_t(done - target) >= 0) break;
+    wait_while_equal(finished_, done, kStreamSpin, &callers_sleep_);
+  }
+  return first_error();
 }
 
 bool Stream::idle() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queue_.empty() && !running_;
+  return finished_.load(std::memory_order_acquire) == queued_.load(std::memory_order_acquire);
 }
 
 Status Stream::first_error() {

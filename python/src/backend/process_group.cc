@@ -1,8 +1,11 @@
 #include "backend/process_group.h"
 
+#include <pybind11/pybind11.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <torch/csrc/distributed/c10d/sequence_num.hpp>
 
@@ -110,7 +113,12 @@ ProcessGroupStrataCL::ProcessGroupStrataCL(const c10::intrusive_ptr<c10d::Store>
 }
 
 ProcessGroupStrataCL::~ProcessGroupStrataCL() {
-  // Queued calls finish (or fail) first; their Works hold the tensors until then.
+  // Queued calls finish (or fail) first; their Works hold the tensors until then. When Python
+  // drops the last reference, this runs holding the GIL, and a completion that frees the last
+  // reference to a tensor Python made needs the GIL: waiting for the stream with it would
+  // deadlock, so it is released for the wait.
+  std::optional<pybind11::gil_scoped_release> no_gil;
+  if (PyGILState_Check()) no_gil.emplace();
   sclStreamDestroy(stream_);
   sclCommDestroy(comm_);
 }

@@ -1,5 +1,8 @@
 #include "backend/work.h"
 
+#include <sched.h>
+
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -38,6 +41,13 @@ void Work::complete_after(sclStream_t stream) {
               sclGetLastError(nullptr));
 }
 
+bool Work::wait(std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+  while (!done_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
+    sched_yield();
+  return c10d::Work::wait(timeout);
+}
+
 void Work::on_stream_done(sclStream_t, sclResult_t status, void* self) {
   c10::intrusive_ptr<Work> work = c10::intrusive_ptr<Work>::reclaim(static_cast<Work*>(self));
   work->complete(status);
@@ -59,6 +69,7 @@ void Work::complete(sclResult_t status) {
   kept_.clear();
   copies_.clear();
   finish(error);
+  done_.store(true, std::memory_order_release);
   if (error) {
     future_->setError(error);
   } else {

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
 
+#include <atomic>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <utility>
 #include <vector>
@@ -31,6 +32,9 @@ class Work final : public c10d::Work {
   // Queues the completion behind the calls already queued on `stream`.
   void complete_after(sclStream_t stream);
 
+  // Spins briefly (yielding the core) before sleeping: a call waited for right after it was
+  // issued, as every synchronous c10d call is, then costs no scheduler round trip.
+  bool wait(std::chrono::milliseconds timeout) override;
   std::vector<at::Tensor> result() override { return outputs_; }
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
 
@@ -43,6 +47,7 @@ class Work final : public c10d::Work {
   std::vector<std::pair<at::Tensor, at::Tensor>> copies_;  // (to, from)
   sclComm_t comm_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::atomic<bool> done_{false};
 };
 
 }  // namespace stratacl_torch

@@ -60,8 +60,9 @@ ENV_UNSUPPORTED = "TORCH_SUITE_UNSUPPORTED"
 # lists only gloo/nccl/ucc there, and a test gated on a set the backend is not
 # in is skipped, so by default a plugin claims everything gloo claims, plus
 # "plugin" (third-party backend: counts as available, and is paired with gloo
-# in the group-override tests). On a CPU-only box only three gated tests
-# actually run: test_gather_object[_subgroup] ("gpu") and
+# in the group-override tests). On a CPU-only box six gated tests actually
+# run: the five object collectives (test_[all_]gather_object*,
+# test_broadcast_object_list; "gpu") and
 # test_DistributedDataParallel_requires_grad ("ddp"); the rest need CUDA.
 DEFAULT_FEATURES = "plugin,gpu,cuda,ddp,subgroup"
 

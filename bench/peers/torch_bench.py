@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch.distributed (gloo backend) peer of scl-bench.
+"""torch.distributed peer of scl-bench: backend gloo, or StrataCL's backend "stratacl".
 
 Same sizes, warm-up, iterations, busbw formulas, check and output rows as every peer (see
 bench/peers/peer_common.h):  library,collective,ranks,bytes,time_us,busbw_gbs,repeat
@@ -7,17 +7,22 @@ bench/peers/peer_common.h):  library,collective,ranks,bytes,time_us,busbw_gbs,re
 Run with Debian's interpreter (python3-torch imports only under /usr/bin/python3), one process
 per rank started by StrataCL's launcher, which sets STRATACL_RANK and STRATACL_WORLD_SIZE:
 
-    build/tools/stratarun -n 2 /usr/bin/python3 bench/peers/torch_gloo_bench.py \
-        --store /tmp/empty-dir -b 8 -e 256M
+    build/tools/stratarun -n 2 /usr/bin/python3 bench/peers/torch_bench.py \
+        --store /tmp/empty-dir -b 8 -e 256M [--backend stratacl [--heap]]
+
+(--backend stratacl needs the build tree's package on PYTHONPATH: build/python.) --heap installs
+StrataCL's heap as torch's CPU allocator before any tensor is made, so every tensor is a
+zero-copy buffer; without it StrataCL stages torch's ordinary tensors.
 
 Rendezvous: init_method file://DIR/init (the directory must be fresh for every run).
-Collectives, float32 sum, as torch 1.13's ProcessGroupGloo offers them:
+Collectives, float32 sum, as torch 1.13's c10d API offers them:
   allreduce       dist.all_reduce, in place (torch has no out-of-place form); the buffer is not
                   refilled between timed calls (values grow; the time does not depend on them)
   allgather       dist.all_gather into a list of views of one output tensor
                   (all_gather_into_tensor is not supported by gloo in 1.13)
-  reduce_scatter  skipped: ProcessGroupGloo in 1.13 supports neither reduce_scatter nor
-                  reduce_scatter_tensor
+  reduce_scatter  dist.reduce_scatter from a list of views of one input tensor; gloo: skipped
+                  (ProcessGroupGloo in 1.13 supports neither reduce_scatter nor
+                  reduce_scatter_tensor)
   alltoall        dist.all_to_all_single, out of place
   broadcast       dist.broadcast from root 0, in place
 """
@@ -32,7 +37,7 @@ import torch.distributed as dist
 
 COLLECTIVES = ["allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast"]
 SPLITS = {"allgather", "reduce_scatter", "alltoall"}
-UNSUPPORTED = {
+UNSUPPORTED_BY_GLOO = {
     "reduce_scatter": "ProcessGroupGloo in torch 1.13 supports neither reduce_scatter nor "
                       "reduce_scatter_tensor",
 }
@@ -66,6 +71,10 @@ def expected(collective, count, n, rank):
         return torch.cat([values(q, 0, chunk) for q in range(n)])
     if collective == "alltoall":
         return torch.cat([values(q, rank * chunk, chunk) for q in range(n)])
+    if collective == "reduce_scatter":
+        table = sum(values(r, 0, 17) for r in range(n))
+        return table[torch.arange(rank * chunk, (rank + 1) * chunk, dtype=torch.int64)
+                     .remainder_(17)]
     return values(0, 0, count)  # broadcast
 
 
@@ -88,6 +97,10 @@ class Bench:
             return lambda: dist.all_gather(outputs, source)
         if collective == "alltoall":
             return lambda: dist.all_to_all_single(recv, send)
+        if collective == "reduce_scatter":
+            inputs = list(send.split(chunk))
+            output = self.recv[:chunk]
+            return lambda: dist.reduce_scatter(output, inputs)
         if collective == "broadcast":
             return lambda: dist.broadcast(recv, 0)
         raise ValueError(collective)
@@ -99,13 +112,14 @@ class Bench:
             self.recv[:count].copy_(values(self.rank, 0, count))
         elif collective == "allgather":
             self.send[:chunk].copy_(values(self.rank, 0, chunk))
-        elif collective == "alltoall":
+        elif collective in ("alltoall", "reduce_scatter"):
             self.send[:count].copy_(values(self.rank, 0, count))
         elif collective == "broadcast" and self.rank == 0:
             self.recv[:count].copy_(values(0, 0, count))
         call()
         want = expected(collective, count, self.n, self.rank)
-        wrong = torch.tensor([int((self.recv[:count] != want).sum())], dtype=torch.int64)
+        got = self.recv[:want.numel()]
+        wrong = torch.tensor([int((got != want).sum())], dtype=torch.int64)
         dist.all_reduce(wrong)
         return int(wrong[0])
 
@@ -120,9 +134,16 @@ def main():
     p.add_argument("-c", type=int, default=1, choices=[0, 1])
     p.add_argument("-C", default=",".join(COLLECTIVES))
     p.add_argument("--repeat", type=int, default=1)
-    p.add_argument("--label", default="torch-gloo")
+    p.add_argument("--backend", default="gloo", choices=["gloo", "stratacl"])
+    p.add_argument("--heap", action="store_true",
+                   help="stratacl: every tensor from StrataCL's heap (zero copy)")
+    p.add_argument("--label", default=None, help="default: torch-<backend>[-heap]")
     p.add_argument("--store", required=True, help="a fresh directory shared by the ranks")
     a = p.parse_args()
+    if a.heap and a.backend != "stratacl":
+        p.error("--heap needs --backend stratacl")
+    label = a.label or "torch-" + a.backend + ("-heap" if a.heap else "")
+    unsupported = UNSUPPORTED_BY_GLOO if a.backend == "gloo" else {}
     collectives = a.C.split(",")
     for c in collectives:
         if c not in COLLECTIVES:
@@ -133,21 +154,26 @@ def main():
     rank = int(os.environ.get("STRATACL_RANK", os.environ.get("RANK", "-1")))
     n = int(os.environ.get("STRATACL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "0")))
     if not 0 <= rank < n:
-        sys.exit("torch_gloo_bench: run under stratarun (STRATACL_RANK/STRATACL_WORLD_SIZE)")
+        sys.exit("torch_bench: run under stratarun (STRATACL_RANK/STRATACL_WORLD_SIZE)")
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)  # one core per rank, like every other library here
-    dist.init_process_group("gloo", init_method="file://" + os.path.join(a.store, "init"),
+    if a.backend == "stratacl":
+        import stratacl.torch
+        if a.heap:
+            stratacl.torch.use_heap_allocator()
+    dist.init_process_group(a.backend, init_method="file://" + os.path.join(a.store, "init"),
                             rank=rank, world_size=n)
     if rank == 0:
-        print("# %s: torch %s, backend gloo, init_method file://" % (a.label, torch.__version__),
+        print("# %s: torch %s, backend %s%s, init_method file://"
+              % (label, torch.__version__, a.backend, ", heap tensors" if a.heap else ""),
               flush=True)
 
     bench = Bench(rank, n, a.e // 4 + 16)
     total_wrong = 0
     for collective in collectives:
-        if collective in UNSUPPORTED:
+        if collective in unsupported:
             if rank == 0:
-                print("# %s %s: skipped: %s" % (a.label, collective, UNSUPPORTED[collective]),
+                print("# %s %s: skipped: %s" % (label, collective, unsupported[collective]),
                       flush=True)
             continue
         size = a.b
@@ -160,7 +186,7 @@ def main():
                 if a.c:
                     wrong = bench.check_once(collective, count, call)
                     if wrong and rank == 0:
-                        print("torch_gloo_bench: %s %d B: %d wrong elements"
+                        print("torch_bench: %s %d B: %d wrong elements"
                               % (collective, size, wrong), file=sys.stderr, flush=True)
                     total_wrong += wrong
                 for _ in range(a.w):
@@ -177,7 +203,7 @@ def main():
                     nbytes = count * 4
                     busbw = nbytes / t / 1e3 * bus_factor(collective, n) if t > 0 else 0.0
                     print("%s,%s,%d,%d,%.3f,%.6g,%d"
-                          % (a.label, collective, n, nbytes, t, busbw, a.repeat), flush=True)
+                          % (label, collective, n, nbytes, t, busbw, a.repeat), flush=True)
             size *= a.f
     dist.barrier()
     dist.destroy_process_group()
