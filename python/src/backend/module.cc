@@ -5,9 +5,12 @@
 #include <torch/python.h>
 
 #include "backend/heap_allocator.h"
+#include "backend/moe_buffer.h"
 #include "backend/process_group.h"
 
 namespace py = pybind11;
+using stratacl_torch::MoeBuffer;
+using stratacl_torch::MoeRouting;
 using stratacl_torch::ProcessGroupStrataCL;
 
 PYBIND11_MODULE(_torch, m) {
@@ -37,4 +40,43 @@ PYBIND11_MODULE(_torch, m) {
         return at::empty({0}, at::kByte).set_(storage, 0, {bytes}, {1});
       },
       "An uninitialised uint8 tensor of `bytes` bytes in the StrataCL heap.");
+
+  py::class_<MoeRouting, std::shared_ptr<MoeRouting>>(
+      m, "MoeRouting", "The routing of one dispatch: drives its combines and reused dispatches.")
+      .def_property_readonly("num_tokens", &MoeRouting::tokens)
+      .def_property_readonly("num_recv_rows", &MoeRouting::rows);
+  py::class_<MoeBuffer>(m, "MoeBuffer")
+      .def(py::init([](const c10::intrusive_ptr<c10d::ProcessGroup>& group, int hidden, int topk,
+                       int experts, int max_tokens, py::object x_dtype, bool fp8_in_flight,
+                       py::object out_dtype, bool expert_major) {
+             stratacl_torch::MoeOptions o{hidden,
+                                          topk,
+                                          experts,
+                                          max_tokens,
+                                          torch::python::detail::py_object_to_dtype(x_dtype),
+                                          fp8_in_flight,
+                                          torch::python::detail::py_object_to_dtype(out_dtype),
+                                          expert_major};
+             return std::make_unique<MoeBuffer>(group, o);
+           }),
+           py::arg("group"), py::arg("hidden"), py::arg("topk"), py::arg("num_experts"),
+           py::arg("max_tokens_per_rank"), py::arg("x_dtype"), py::arg("fp8_in_flight"),
+           py::arg("out_dtype"), py::arg("expert_major"))
+      .def_property_readonly("num_local_experts", &MoeBuffer::local_experts)
+      .def("layout", &MoeBuffer::layout, py::arg("topk_idx"))
+      .def(
+          "dispatch",
+          [](MoeBuffer& b, const at::Tensor& x, std::optional<at::Tensor> scales,
+             std::optional<at::Tensor> topk_idx, std::optional<at::Tensor> topk_weights,
+             std::shared_ptr<MoeRouting> reuse) {
+            MoeBuffer::Received r = b.dispatch(x, scales, topk_idx, topk_weights, reuse);
+            return py::make_tuple(r.x, r.scales.defined() ? py::cast(r.scales) : py::none(),
+                                  r.topk_idx.defined() ? py::cast(r.topk_idx) : py::none(),
+                                  r.topk_weights.defined() ? py::cast(r.topk_weights) : py::none(),
+                                  r.tokens_per_expert, r.rows, r.routing);
+          },
+          py::arg("x"), py::arg("x_scales") = py::none(), py::arg("topk_idx") = py::none(),
+          py::arg("topk_weights") = py::none(), py::arg("handle") = py::none())
+      .def("combine", &MoeBuffer::combine, py::arg("handle"), py::arg("x"),
+           py::arg("topk_weights") = py::none());
 }

@@ -1,0 +1,173 @@
+#include "backend/moe_buffer.h"
+
+#include <pybind11/pybind11.h>
+
+#include "backend/process_group.h"
+
+namespace stratacl_torch {
+namespace {
+
+void check(sclResult_t r, sclComm_t comm, const char* call) {
+  TORCH_CHECK(r == sclSuccess, "stratacl: ", call, ": ", sclGetErrorString(r), ": ",
+              sclGetLastError(comm));
+}
+
+sclDataType_t row_type(at::ScalarType t, const char* what) {
+  switch (t) {
+    case at::kBFloat16:
+      return sclBfloat16;
+    case at::kHalf:
+      return sclFloat16;
+    case at::kFloat:
+      return sclFloat32;
+    case at::kByte:
+      return sclFloat8e4m3;  // torch 1.13 has no float8: fp8 rows travel as bytes
+    default:
+      TORCH_CHECK(false, "stratacl: ", what,
+                  " must be bfloat16, float16, float32 or uint8 "
+                  "(fp8 e4m3), not ",
+                  t);
+  }
+}
+
+void check_tensor(const at::Tensor& t, at::ScalarType type, std::initializer_list<int64_t> shape,
+                  const char* name) {
+  TORCH_CHECK(t.device().is_cpu() && t.is_contiguous(), "stratacl: ", name,
+              " must be a contiguous CPU tensor");
+  TORCH_CHECK(t.scalar_type() == type, "stratacl: ", name, " must be ", type, ", not ",
+              t.scalar_type());
+  TORCH_CHECK(t.sizes().equals(shape), "stratacl: ", name, " must have shape ",
+              at::IntArrayRef(shape), ", not ", t.sizes());
+}
+
+// Runs a blocking call with the GIL released: it waits on peers.
+template <typename F>
+sclResult_t without_gil(F&& call) {
+  pybind11::gil_scoped_release no_gil;
+  return call();
+}
+
+}  // namespace
+
+MoeBuffer::MoeBuffer(const c10::intrusive_ptr<c10d::ProcessGroup>& group, const MoeOptions& options)
+    : options_(options) {
+  auto* pg = dynamic_cast<ProcessGroupStrataCL*>(group.get());
+  TORCH_CHECK(pg, "stratacl: MoE needs a process group of backend \"stratacl\", not ",
+              group->getBackendName());
+  comm_ = pg->comm();
+  ranks_ = group->getSize();
+  sclMoeConfig_t c = SCL_MOE_CONFIG_INITIALIZER;
+  c.hidden = options.hidden;
+  c.topk = options.topk;
+  c.numExperts = options.experts;
+  c.maxTokensPerRank = options.max_tokens;
+  c.xType = row_type(options.x_type, "x dtype");
+  c.recvType = options.fp8_in_flight ? sclFloat8e4m3 : c.xType;
+  c.outType = row_type(options.out_type, "out dtype");
+  c.layout = options.expert_major ? sclMoeExpertMajor : sclMoeTokenMajor;
+  check(without_gil([&] { return sclMoeCreate(comm_, &c, &moe_); }), comm_, "sclMoeCreate");
+  check(sclMoeGetInfo(moe_, &local_experts_, &max_rows_), comm_, "sclMoeGetInfo");
+}
+
+MoeBuffer::~MoeBuffer() {
+  std::optional<pybind11::gil_scoped_release> no_gil;
+  if (PyGILState_Check()) no_gil.emplace();
+  sclMoeDestroy(moe_);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> MoeBuffer::layout(const at::Tensor& topk_idx) {
+  const int64_t tokens = topk_idx.dim() == 2 ? topk_idx.size(0) : -1;
+  check_tensor(topk_idx, at::kLong, {tokens, options_.topk}, "topk_idx");
+  at::Tensor per_rank = at::empty({ranks_}, at::kInt);
+  at::Tensor per_expert = at::empty({options_.experts}, at::kInt);
+  at::Tensor in_rank = at::empty({tokens, ranks_}, at::kByte);
+  check(sclMoeDispatchLayout(moe_, topk_idx.data_ptr<int64_t>(), int(tokens),
+                             per_rank.data_ptr<int>(), per_expert.data_ptr<int>(),
+                             in_rank.data_ptr<uint8_t>()),
+        comm_, "sclMoeDispatchLayout");
+  return {per_rank, per_expert, in_rank.to(at::kBool)};
+}
+
+MoeBuffer::Received MoeBuffer::dispatch(const at::Tensor& x,
+                                        const std::optional<at::Tensor>& scales,
+                                        const std::optional<at::Tensor>& topk_idx,
+                                        const std::optional<at::Tensor>& topk_weights,
+                                        const std::shared_ptr<MoeRouting>& reuse) {
+  const int64_t tokens = x.dim() == 2 ? x.size(0) : -1;
+  const int64_t h = options_.hidden, k = options_.topk;
+  check_tensor(x, options_.x_type, {tokens, h}, "x");
+  const bool fp8_in = options_.x_type == at::kByte;
+  TORCH_CHECK(fp8_in == scales.has_value(), "stratacl: x_scales go with fp8 (uint8) rows only");
+  if (scales) check_tensor(*scales, at::kFloat, {tokens, h / 128}, "x_scales");
+  TORCH_CHECK(topk_idx || reuse, "stratacl: dispatch needs topk_idx or a handle to reuse");
+  if (topk_idx) check_tensor(*topk_idx, at::kLong, {tokens, k}, "topk_idx");
+  if (topk_weights) check_tensor(*topk_weights, at::kFloat, {tokens, k}, "topk_weights");
+  if (reuse)
+    TORCH_CHECK(reuse->tokens() == tokens, "stratacl: the handle routed ", reuse->tokens(),
+                " tokens; x has ", tokens);
+
+  const bool fp8_out = fp8_in || options_.fp8_in_flight;
+  const at::ScalarType recv_type = fp8_out ? at::kByte : options_.x_type;
+  Received r;
+  const int64_t slots = int64_t(ranks_) * options_.max_tokens;
+  if (options_.expert_major) {
+    r.x = at::empty({local_experts_, slots, h}, recv_type);
+    if (fp8_out) r.scales = at::empty({local_experts_, slots, h / 128}, at::kFloat);
+  } else {
+    r.x = at::empty({int64_t(max_rows_), h}, recv_type);
+    if (fp8_out) r.scales = at::empty({int64_t(max_rows_), h / 128}, at::kFloat);
+    r.topk_idx = at::empty({int64_t(max_rows_), k}, at::kLong);
+    r.topk_weights = at::empty({int64_t(max_rows_), k}, at::kFloat);
+  }
+  r.tokens_per_expert = at::empty({local_experts_}, at::kInt);
+  int rows = 0;
+
+  sclMoeTokens_t in{x.data_ptr(), scales ? scales->data_ptr<float>() : nullptr,
+                    topk_idx ? topk_idx->data_ptr<int64_t>() : nullptr,
+                    topk_weights ? topk_weights->data_ptr<float>() : nullptr, int(tokens)};
+  sclMoeRecv_t out{r.x.data_ptr(),
+                   fp8_out ? r.scales.data_ptr<float>() : nullptr,
+                   options_.expert_major ? nullptr : r.topk_idx.data_ptr<int64_t>(),
+                   options_.expert_major ? nullptr : r.topk_weights.data_ptr<float>(),
+                   r.tokens_per_expert.data_ptr<int>(),
+                   options_.expert_major ? nullptr : &rows};
+  r.routing = reuse ? reuse : std::make_shared<MoeRouting>(nullptr, tokens);
+  check(without_gil([&] { return sclMoeDispatch(moe_, &in, &out, r.routing->slot(), nullptr); }),
+        comm_, "sclMoeDispatch");
+  r.rows = options_.expert_major ? slots : rows;
+  r.routing->set_rows(rows);
+  if (!options_.expert_major) {
+    // Only the received rows: views of the buffers, which stay whole underneath.
+    r.x = r.x.narrow(0, 0, rows);
+    if (fp8_out) r.scales = r.scales.narrow(0, 0, rows);
+    r.topk_idx = r.topk_idx.narrow(0, 0, rows);
+    r.topk_weights = r.topk_weights.narrow(0, 0, rows);
+  }
+  return r;
+}
+
+at::Tensor MoeBuffer::combine(const std::shared_ptr<MoeRouting>& routing,
+                              const at::Tensor& expert_out,
+                              const std::optional<at::Tensor>& topk_weights) {
+  TORCH_CHECK(routing && routing->get(), "stratacl: combine needs the handle of a dispatch");
+  // Peers read rows of it by position: its shape must be exactly what the dispatch delivered.
+  const int64_t h = options_.hidden;
+  if (options_.expert_major) {
+    check_tensor(expert_out, options_.out_type,
+                 {local_experts_, int64_t(ranks_) * options_.max_tokens, h}, "expert outputs");
+  } else {
+    check_tensor(expert_out, options_.out_type, {routing->rows(), h}, "expert outputs");
+  }
+  if (topk_weights)
+    check_tensor(*topk_weights, at::kFloat, {routing->tokens(), options_.topk}, "topk_weights");
+  at::Tensor out = at::empty({routing->tokens(), options_.hidden}, options_.out_type);
+  check(without_gil([&] {
+          return sclMoeCombine(moe_, routing->get(), expert_out.data_ptr(),
+                               topk_weights ? topk_weights->data_ptr<float>() : nullptr,
+                               out.data_ptr(), nullptr);
+        }),
+        comm_, "sclMoeCombine");
+  return out;
+}
+
+}  // namespace stratacl_torch

@@ -1,0 +1,158 @@
+"""stratacl.moe.Buffer (DeepEP's shape) on torch tensors: layout, dispatch and combine in normal
+and low-latency mode, bf16 and fp32 rows, -1 entries, a rank with no tokens, a reused handle,
+every received row and every combined element checked bitwise against a reference built here
+from everyone's inputs (gathered with all_gather). Values are small integers and weights powers
+of two, so every sum is exact in any precision. Run under stratarun on 2-4 ranks.
+"""
+import sys
+
+import torch
+import torch.distributed as dist
+
+from common import Checks, init
+from stratacl.moe import Buffer
+
+RANK, N = init("moe")
+checks = Checks("moe_deepep")
+H, K, E_PER_RANK, T_MAX = 256, 3, 2, 24
+E = E_PER_RANK * N
+
+
+def inputs(rank, dtype):
+    """Rank `rank`'s tokens: T = 0 on the last rank of 3+, else 5 + 3 rank; some -1 entries."""
+    t = 0 if (N >= 3 and rank == N - 1) else 5 + 3 * rank
+    g = torch.Generator().manual_seed(1000 + rank)
+    idx = torch.stack([torch.randperm(E, generator=g)[:K] for _ in range(t)]) if t else \
+        torch.empty(0, K, dtype=torch.long)
+    idx[::4, K - 1] = -1
+    x = (torch.arange(t * H).view(t, H) % 13 + rank).to(dtype) if t else torch.empty(0, H, dtype=dtype)
+    w = torch.tensor([0.5, 1.0, 2.0]).repeat(t, 1) if t else torch.empty(0, K)
+    return x, idx, w
+
+
+def everyone(dtype):
+    return [inputs(r, dtype) for r in range(N)]
+
+
+def owner(e):
+    return e // E_PER_RANK
+
+
+def check_layout(buf, idx):
+    per_rank, _, per_expert, in_rank, _ = buf.get_dispatch_layout(idx)
+    want_in = torch.zeros(idx.shape[0], N, dtype=torch.bool)
+    want_expert = torch.zeros(E, dtype=torch.int32)
+    for t in range(idx.shape[0]):
+        for e in idx[t].tolist():
+            if e >= 0:
+                want_in[t, owner(e)] = True
+                want_expert[e] += 1
+    checks.equal(in_rank, want_in, "is_token_in_rank")
+    checks.equal(per_rank, want_in.sum(0).to(torch.int32), "num_tokens_per_rank")
+    checks.equal(per_expert, want_expert, "num_tokens_per_expert")
+
+
+def normal_mode(dtype):
+    buf = Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=dtype)
+    x, idx, w = inputs(RANK, dtype)
+    check_layout(buf, idx)
+    recv_x, recv_idx, recv_w, per_expert, handle, _ = buf.dispatch(x, topk_idx=idx, topk_weights=w)
+    rows, ids, weights = [], [], []
+    counts = [0] * E_PER_RANK
+    for src, (sx, sidx, sw) in enumerate(everyone(dtype)):
+        for t in range(sx.shape[0]):
+            local = [e - RANK * E_PER_RANK if e >= 0 and owner(e) == RANK else -1
+                     for e in sidx[t].tolist()]
+            if any(l >= 0 for l in local):
+                rows.append(sx[t])
+                ids.append(local)
+                # As in DeepEP: weights of experts that live elsewhere arrive as 0.
+                weights.append(torch.where(torch.tensor(local) >= 0, sw[t], torch.zeros(K)))
+                for l in local:
+                    if l >= 0:
+                        counts[l] += 1
+    want_x = torch.stack(rows) if rows else torch.empty(0, H, dtype=dtype)
+    checks.equal(recv_x, want_x, f"normal dispatch rows {dtype}")
+    checks.equal(recv_idx, torch.tensor(ids, dtype=torch.long).view(-1, K), "recv_topk_idx")
+    checks.equal(recv_w, torch.stack(weights) if weights else torch.empty(0, K), "recv_topk_weights")
+    checks.true(per_expert == counts, f"num_recv_tokens_per_expert_list {per_expert} vs {counts}")
+    # Each destination returns 2 * its row: token t gets 2 * x[t] * (ranks it went to).
+    combined, _, _ = buf.combine((recv_x.float() * 2).to(dtype), handle)
+    dests = torch.tensor([len({owner(e) for e in idx[t].tolist() if e >= 0})
+                          for t in range(idx.shape[0])], dtype=torch.float32)
+    checks.equal(combined, (x.float() * 2 * dests.view(-1, 1)).to(dtype), f"normal combine {dtype}")
+    # The handle again, with new weights and no ids: the same rows arrive.
+    again, again_idx, again_w, _, _, _ = buf.dispatch(x, handle=handle, topk_weights=w * 4)
+    checks.equal(again, recv_x, "reused handle: rows")
+    checks.equal(again_w, recv_w * 4, "reused handle: new weights")
+
+
+def low_latency_mode():
+    dtype = torch.bfloat16
+    buf = Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=torch.float32,
+                 low_latency_mode=True)
+    x, idx, w = inputs(RANK, dtype)
+    recv_x, count, handle, _, _ = buf.low_latency_dispatch(x, idx, T_MAX, E)
+    want_count = [0] * E_PER_RANK
+    for src, (sx, sidx, _) in enumerate(everyone(dtype)):
+        for t in range(sx.shape[0]):
+            for e in sidx[t].tolist():
+                if e >= 0 and owner(e) == RANK:
+                    l = e - RANK * E_PER_RANK
+                    checks.equal(recv_x[l, want_count[l]], sx[t], f"LL row expert {l} from {src}")
+                    want_count[l] += 1
+    checks.equal(count, torch.tensor(want_count, dtype=torch.int32), "LL recv_count")
+    # Expert l returns (l + 1) * row (float32); combine weights and sums over j.
+    scale = torch.arange(1, E_PER_RANK + 1, dtype=torch.float32).view(-1, 1, 1)
+    out = (recv_x.float() * scale).contiguous()
+    combined, _, _ = buf.low_latency_combine(out, idx, w, handle)
+    want = torch.zeros(x.shape[0], H)
+    for t in range(x.shape[0]):
+        for j, e in enumerate(idx[t].tolist()):
+            if e >= 0:
+                want[t] += w[t, j] * x[t].float() * (e % E_PER_RANK + 1)
+    checks.equal(combined, want, "LL combine")
+
+
+def e4m3_to_float(b):
+    """fp8 e4m3 bytes (bias 7, 3 mantissa bits, subnormals) to float32."""
+    b = b.to(torch.int32)
+    sign = torch.where(b >= 128, -1.0, 1.0)
+    exp, man = (b >> 3) & 15, (b & 7).float()
+    normal = (1 + man / 8) * torch.pow(2.0, (exp - 7).float())
+    return sign * torch.where(exp == 0, man / 8 * 2.0 ** -6, normal)
+
+
+def fp8_in_flight():
+    """bfloat16 rows quantised to fp8 e4m3 in flight: uint8 rows with one float32 scale per 128
+    columns, which dequantise to the sent rows within e4m3's precision (3 mantissa bits)."""
+    buf = Buffer(None, H, E, K, T_MAX, x_dtype=torch.bfloat16, fp8=True)
+    x, idx, w = inputs(RANK, torch.bfloat16)
+    (rows, scales), _, _, _, _, _ = buf.dispatch(x, topk_idx=idx, topk_weights=w)
+    checks.true(rows.dtype == torch.uint8 and scales.dtype == torch.float32 and
+                scales.shape == (rows.shape[0], H // 128), "fp8 rows and scales' types and shapes")
+    sent = [sx[t] for sx, sidx, _ in everyone(torch.bfloat16) for t in range(sx.shape[0])
+            if any(e >= 0 and owner(e) == RANK for e in sidx[t].tolist())]
+    checks.true(len(sent) == rows.shape[0], "fp8: one row per (source, token)")
+    if sent:
+        back = e4m3_to_float(rows) * scales.repeat_interleave(128, dim=1)
+        want = torch.stack(sent).float()
+        checks.true(bool(((back - want).abs() <= want.abs() / 16 + 1e-6).all()),
+                    "fp8 rows dequantise to the sent rows within 1/16")
+
+
+def errors():
+    try:
+        Buffer(None, H, E, K, T_MAX).combine(torch.zeros(1, H, dtype=torch.bfloat16), None)
+        checks.true(False, "combine without a handle should raise")
+    except (RuntimeError, TypeError) as e:
+        checks.true("handle" in str(e), f"combine without a handle names it: {e}")
+
+
+for dtype in (torch.bfloat16, torch.float32):
+    normal_mode(dtype)
+low_latency_mode()
+fp8_in_flight()
+errors()
+dist.destroy_process_group()
+sys.exit(checks.finish())
