@@ -42,6 +42,18 @@ void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, siz
   }
 }
 
+// Gather's outputs and scatter's inputs: one list of n tensors like `like` at the root, none
+// elsewhere.
+void check_rooted_lists(const std::vector<std::vector<at::Tensor>>& lists, const at::Tensor& like,
+                        bool root, int n, const char* name) {
+  if (root) {
+    TORCH_CHECK(lists.size() == 1, "stratacl: the root takes one ", name);
+    check_list(lists[0], like, size_t(n), name);
+  } else {
+    TORCH_CHECK(lists.empty(), "stratacl: ranks other than the root take no ", name);
+  }
+}
+
 // True when the list is one contiguous run of one tensor's memory, view after view (what
 // torch.chunk or split make): then collectives read or write it in place. Separate tensors that
 // merely sit next to each other do not count: they are separate allocations.
@@ -284,12 +296,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::gather(
     const c10d::GatherOptions& opts) {
   const at::Tensor& in = only(inputs, "gather");
   const bool root = opts.rootRank == rank_;
-  if (root) {
-    TORCH_CHECK(outputs.size() == 1, "stratacl: gather takes one output list at the root");
-    check_list(outputs[0], in, size_t(size_), "gather_list");
-  } else {
-    TORCH_CHECK(outputs.empty(), "stratacl: gather takes no output list on non-root ranks");
-  }
+  check_rooted_lists(outputs, in, root, size_, "gather_list");
   at::Tensor src, dst;
   return launch(
       c10d::OpType::GATHER, root ? outputs[0] : std::vector<at::Tensor>{},
@@ -309,12 +316,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::scatter(
     const c10d::ScatterOptions& opts) {
   const at::Tensor& out = only(outputs, "scatter");
   const bool root = opts.rootRank == rank_;
-  if (root) {
-    TORCH_CHECK(inputs.size() == 1, "stratacl: scatter takes one input list at the root");
-    check_list(inputs[0], out, size_t(size_), "scatter_list");
-  } else {
-    TORCH_CHECK(inputs.empty(), "stratacl: scatter takes no input list on non-root ranks");
-  }
+  check_rooted_lists(inputs, out, root, size_, "scatter_list");
   at::Tensor src, dst;
   return launch(
       c10d::OpType::SCATTER, {out},
