@@ -50,7 +50,7 @@ sclResult_t without_gil(F&& call) {
 }  // namespace
 
 MoeBuffer::MoeBuffer(const c10::intrusive_ptr<c10d::ProcessGroup>& group, const MoeOptions& options)
-    : options_(options) {
+    : options_(options), group_(group) {
   auto* pg = dynamic_cast<ProcessGroupStrataCL*>(group.get());
   TORCH_CHECK(pg, "stratacl: MoE needs a process group of backend \"stratacl\", not ",
               group->getBackendName());

@@ -68,6 +68,7 @@ class MoeBuffer {
 
  private:
   MoeOptions options_;
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;  // keeps the communicator alive
   sclComm_t comm_;
   sclMoe_t moe_ = nullptr;
   int local_experts_ = 0, ranks_ = 0;
