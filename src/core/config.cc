@@ -154,6 +154,15 @@ const VarSpec kVars[] = {
      nullptr,
      {},
      "log level: 0 errors, 1 info, 2 trace"},
+    {Var::kTorchCacheBytes,
+     "STRATACL_TORCH_CACHE_BYTES",
+     K::kNumber,
+     0,
+     1024 * kGiB,
+     1 * kGiB,
+     nullptr,
+     {},
+     "freed heap blocks the torch tensor allocator keeps for reuse (python/; 0: none)"},
 };
 static_assert(std::size(kVars) == size_t(Var::kCount));
 

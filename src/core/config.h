@@ -30,6 +30,7 @@ enum class Var : int {
   kBootstrapAddr,
   kHostId,
   kDebug,
+  kTorchCacheBytes,
   kCount
 };
 

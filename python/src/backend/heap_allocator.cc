@@ -30,15 +30,37 @@ void note_heap_block(void* p, size_t bytes) {
   }
 }
 
+// STRATACL_TORCH_CACHE_BYTES: bytes with an optional K/M/G suffix, default 1 GiB. The library's
+// registry lists it (scl-info) and checks its form at every communicator init.
+size_t cache_limit() {
+  const char* env = std::getenv("STRATACL_TORCH_CACHE_BYTES");
+  if (!env || !*env) return size_t(1) << 30;
+  char* end = nullptr;
+  size_t n = std::strtoull(env, &end, 10);
+  switch (*end) {
+    case 'G':
+    case 'g':
+      n <<= 10;
+      [[fallthrough]];
+    case 'M':
+    case 'm':
+      n <<= 10;
+      [[fallthrough]];
+    case 'K':
+    case 'k':
+      n <<= 10;
+  }
+  return n;
+}
+
 // Freed heap blocks kept for reuse, by size, as CUDA's caching allocator keeps device memory:
 // a training step frees and allocates the same activation sizes every iteration, and handing
 // them back to the heap would cost a hole punch and fresh page faults each time (measured: a
-// step 1.5x slower). STRATACL_TORCH_CACHE_BYTES bounds what it holds (default 1 GiB; 0: off).
+// step 1.5x slower). STRATACL_TORCH_CACHE_BYTES bounds what it holds (0: off).
 class BlockCache {
  public:
   BlockCache() {
-    const char* env = std::getenv("STRATACL_TORCH_CACHE_BYTES");
-    limit_ = env ? std::strtoull(env, nullptr, 10) : (1ull << 30);
+    limit_ = cache_limit();
     pthread_atfork(nullptr, nullptr, [] { forked_child = true; });
   }
   // Sizes round up so that near sizes share blocks: 512 B steps below 1 MiB, 64 KiB above.
