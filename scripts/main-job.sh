@@ -3,7 +3,9 @@
 # every element checked, for heap (zero-copy) and malloc (staged) buffers; then MoE dispatch and
 # combine on 4 ranks (DeepEP normal and low-latency shapes, bf16 and fp8 rows) beside the
 # pack + alltoallv + unpack baseline, every row checked; then an allreduce on a stream beside a
-# matrix multiply (overlap), every element checked.
+# matrix multiply (overlap), every element checked; then the same collectives from PyTorch
+# (torch.distributed, backend "stratacl", heap tensors) beside torch's gloo, the first call of
+# every size checked.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -23,3 +25,14 @@ for x in bf16 fp8; do
 done
 echo "== scl-bench overlap, 2 ranks: a 16 MiB allreduce on a stream beside a 256^3 multiply =="
 "$bin/stratarun" -n 2 --timeout 900 "$bin/scl-bench" overlap --bytes 16M --matrix 256 --repeats 3
+if ls "$root"/build/python/stratacl/_torch.*.so >/dev/null 2>&1; then
+  echo "== torch.distributed, 4 ranks, 8 B - 4 MiB: backend stratacl (heap tensors), then gloo =="
+  for backend in "stratacl --heap" gloo; do
+    store=$(mktemp -d)
+    # shellcheck disable=SC2086
+    PYTHONPATH="$root/build/python" "$bin/stratarun" -n 4 --timeout 900 /usr/bin/python3 \
+      "$root/bench/peers/torch_bench.py" --store "$store" -b 8 -e 4M -f 8 -n 20 -w 3 -c 1 \
+      --backend $backend
+    rm -rf "$store"
+  done
+fi
