@@ -97,6 +97,27 @@ at::Tensor gathered_input(Work& w, const std::vector<at::Tensor>& list) {
   return w.input(at::cat(flat));
 }
 
+// The reduce-scatter of a contiguous input into a contiguous output, queued on `s`.
+sclResult_t reduce_scatter_into(const at::Tensor& src, const at::Tensor& dst,
+                                const c10d::ReduceOp& op, sclComm_t comm, sclStream_t s) {
+  const Reduction out = reduced(dst, op);
+  const Elements in = reduced(src, op).elements;
+  return sclReduceScatter(in.ptr, out.elements.ptr, out.elements.count, out.elements.type, out.op,
+                          comm, s);
+}
+
+// The pair a *_base call takes: dense CPU tensors of one dtype, `big` n times `small`.
+void check_base_pair(const at::Tensor& small, const char* small_name, const at::Tensor& big,
+                     const char* big_name, int n) {
+  check_cpu_dense(small, small_name);
+  check_cpu_dense(big, big_name);
+  TORCH_CHECK(big.scalar_type() == small.scalar_type(), "stratacl: ", big_name, " and ", small_name,
+              " differ in dtype");
+  TORCH_CHECK(big.numel() == small.numel() * n, "stratacl: ", big_name, " must have world_size (",
+              n, ") times the elements of ", small_name, " (", small.numel() * n, "), it has ",
+              big.numel());
+}
+
 }  // namespace
 
 ProcessGroupStrataCL::ProcessGroupStrataCL(const c10::intrusive_ptr<c10d::Store>& store, int rank,
@@ -236,13 +257,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::allgather(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::_allgather_base(
     at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions&) {
-  check_cpu_dense(input, "input_tensor");
-  check_cpu_dense(output, "output_tensor");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
-              "stratacl: output and input tensors differ in dtype");
-  TORCH_CHECK(output.numel() == input.numel() * size_,
-              "stratacl: the output must have world_size times the input's elements (",
-              input.numel() * size_, "), it has ", output.numel());
+  check_base_pair(input, "input_tensor", output, "output_tensor", size_);
   at::Tensor src, dst;
   return launch(
       c10d::OpType::_ALLGATHER_BASE, {output},
@@ -345,23 +360,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::reduce_scatter(
         src = gathered_input(w, inputs[0]);
         dst = w.output(out);
       },
-      [&](sclStream_t s) {
-        const Reduction r = reduced(dst, opts.reduceOp);
-        const Elements in = reduced(src, opts.reduceOp).elements;
-        return sclReduceScatter(in.ptr, r.elements.ptr, r.elements.count, r.elements.type, r.op,
-                                comm_, s);
-      });
+      [&](sclStream_t s) { return reduce_scatter_into(src, dst, opts.reduceOp, comm_, s); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
-  check_cpu_dense(input, "input");
-  check_cpu_dense(output, "output");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
-              "stratacl: output and input tensors differ in dtype");
-  TORCH_CHECK(input.numel() == output.numel() * size_,
-              "stratacl: the input must have world_size times the output's elements (",
-              output.numel() * size_, "), it has ", input.numel());
+  check_base_pair(output, "output", input, "input", size_);
   reduced(output, opts.reduceOp);
   at::Tensor src, dst;
   return launch(
@@ -370,12 +374,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::_reduce_scatter_base(
         src = w.input(input);
         dst = w.output(output);
       },
-      [&](sclStream_t s) {
-        const Reduction r = reduced(dst, opts.reduceOp);
-        const Elements in = reduced(src, opts.reduceOp).elements;
-        return sclReduceScatter(in.ptr, r.elements.ptr, r.elements.count, r.elements.type, r.op,
-                                comm_, s);
-      });
+      [&](sclStream_t s) { return reduce_scatter_into(src, dst, opts.reduceOp, comm_, s); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::alltoall_base(
