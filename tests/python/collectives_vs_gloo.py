@@ -286,7 +286,28 @@ def test_p2p_barrier():
         checks.true("any source" in str(e), f"recv from any source names it: {e}")
 
 
-for test in (test_allreduce, test_allreduce_coalesced, test_broadcast_reduce, test_allgather,
+def test_bad_arguments():
+    """Refused at the call, on every rank, with a message naming what is wrong; the group goes on."""
+    def refused(call, words, what):
+        try:
+            call()
+            checks.true(False, f"{what}: should raise")
+        except (RuntimeError, ValueError) as e:
+            checks.true(all(w in str(e) for w in words), f"{what}: message {e!r} names {words}")
+
+    refused(lambda: dist._all_gather_base(torch.empty(5), torch.ones(2)),
+            ["world_size", "elements"], "_all_gather_base with a short output")
+    refused(lambda: dist.all_gather([torch.empty(3, dtype=torch.int32) for _ in range(N)],
+                                    torch.ones(3)), ["dtype"], "all_gather mixed dtypes")
+    refused(lambda: dist.all_to_all_single(torch.empty(N), torch.ones(N), [1] * N, [2] * N),
+            ["split"], "all_to_all_single with splits that do not add up")
+    refused(lambda: dist.all_reduce(torch.ones(2).to_sparse()), ["dense"], "a sparse tensor")
+    t = torch.ones(8)
+    dist.all_reduce(t)
+    checks.equal(t, torch.full((8,), float(N)), "the group works after refused calls")
+
+
+for test in (test_bad_arguments, test_allreduce, test_allreduce_coalesced, test_broadcast_reduce, test_allgather,
              test_gather_scatter, test_reduce_scatter, test_alltoall, test_p2p_barrier):
     test()
 dist.destroy_process_group()
