@@ -35,10 +35,14 @@ void Work::copy_back(at::Tensor to, at::Tensor from) {
 
 void Work::complete_after(sclStream_t stream) {
   // The stream holds a reference until the callback has run.
-  c10::intrusive_ptr<Work> self = c10::intrusive_ptr<Work>::reclaim_copy(this);
-  const sclResult_t r = sclStreamAddCallback(stream, &Work::on_stream_done, self.release());
-  TORCH_CHECK(r == sclSuccess, "stratacl: sclStreamAddCallback: ", sclGetErrorString(r), ": ",
-              sclGetLastError(nullptr));
+  Work* self = c10::intrusive_ptr<Work>::reclaim_copy(this).release();
+  const sclResult_t r = sclStreamAddCallback(stream, &Work::on_stream_done, self);
+  if (r != sclSuccess) {
+    // Nothing will complete it: fail it now, so no wait() is left hanging.
+    c10::intrusive_ptr<Work>::reclaim(self)->complete(r);
+    TORCH_CHECK(false, "stratacl: sclStreamAddCallback: ", sclGetErrorString(r), ": ",
+                sclGetLastError(nullptr));
+  }
 }
 
 bool Work::wait(std::chrono::milliseconds timeout) {
