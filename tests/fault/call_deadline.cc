@@ -39,6 +39,7 @@ int run_call_deadline() {
   const std::vector<pid_t> pids = all_pids(comm, 2);
   const size_t count = 64u << 20;  // 256 MiB of floats, malloc'd: staged 32 KiB per round
   std::vector<float> buf(count, 1.0f);
+  sclBarrier(comm, nullptr);  // both have filled buf
   std::atomic<bool> done{false};
   std::thread cycler;
   if (g_rank == 0) {
@@ -52,6 +53,9 @@ int run_call_deadline() {
       kill(pids[1], SIGCONT);
     });
   }
+  // Rank 1 starts later, so its deadline comes later: filling 256 MiB under a sanitizer can
+  // take rank 0 long enough that rank 1, waiting for it, would otherwise time out first.
+  if (g_rank == 1) usleep(300 * 1000);
   const double t0 = now_s();
   const sclResult_t r =
       sclAllReduce(buf.data(), buf.data(), count, sclFloat32, sclSum, comm, nullptr);
