@@ -12,6 +12,8 @@ packages=(
   clang-format                       # scripts/check-format.sh
   python3-dev pybind11-dev python3-numpy   # the Python package (python/)
   python3-torch libtorch-dev               # its torch.distributed backend, and the tests' gloo
+  libfabric-dev libfabric-bin              # the network between hosts (src/net), fi_info
+  iproute2                                 # network namespaces: the tests' "hosts"
 )
 
 if [ $# -gt 0 ]; then packages=("$@"); fi

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/rendezvous.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/wire.h"
 #include "core/config.h"
@@ -49,6 +50,7 @@ class Rendezvous {
     for (auto& [rank, j] : joined_) table.push_back(j.info);
     std::vector<uint8_t> msg = encode_table(table);
     for (auto& [rank, j] : joined_) (void)send_all(j.fd.get(), msg.data(), msg.size(), deadline_);
+    if (spans_hosts(table)) share_blobs();
   }
 
  private:
@@ -121,6 +123,30 @@ class Rendezvous {
       return;
     }
     joined_[info.rank] = Joined{std::move(fd), info};
+  }
+
+  // The second round of a job across hosts: every rank's blob (its network address), then the
+  // table of them to all. A rank that fails to send one fails the job, named.
+  void share_blobs() {
+    std::vector<std::vector<uint8_t>> blobs;
+    for (auto& [rank, j] : joined_) {
+      MsgType type;
+      Result<std::vector<uint8_t>> msg = recv_message(j.fd.get(), deadline_, &type);
+      Result<std::vector<uint8_t>> blob =
+          msg.ok() && type == MsgType::kBlob
+              ? decode_blob(*msg)
+              : Result<std::vector<uint8_t>>(Errorf(sclRemoteError, "no network address"));
+      if (!blob.ok()) {
+        failure_ = "rank " + std::to_string(rank) + " (pid " + std::to_string(j.info.pid) +
+                   ") did not send its network address: " +
+                   (msg.ok() ? blob.status().message() : msg.status().message());
+        failure_code_ = msg.ok() || msg.status().code() != sclTimeout ? sclRemoteError : sclTimeout;
+        return fail_all();
+      }
+      blobs.push_back(std::move(*blob));
+    }
+    std::vector<uint8_t> msg = encode_blobs(blobs);
+    for (auto& [rank, j] : joined_) (void)send_all(j.fd.get(), msg.data(), msg.size(), deadline_);
   }
 
   void fail_all() {

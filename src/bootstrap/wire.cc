@@ -5,7 +5,7 @@
 namespace stratacl::bootstrap {
 namespace {
 constexpr uint32_t kWireMagic = 0x53434c42;  // "SCLB"
-constexpr uint16_t kWireVersion = 2;
+constexpr uint16_t kWireVersion = 3;
 
 class Writer {
  public:
@@ -97,6 +97,54 @@ std::vector<uint8_t> encode_table(const std::vector<RankInfo>& all) {
   return w.finish(MsgType::kTable);
 }
 
+std::vector<uint8_t> encode_blob(std::span<const uint8_t> blob) {
+  Writer w;
+  w.put(uint32_t(blob.size()));
+  w.put_bytes(blob.data(), blob.size());
+  return w.finish(MsgType::kBlob);
+}
+
+std::vector<uint8_t> encode_blobs(const std::vector<std::vector<uint8_t>>& blobs) {
+  Writer w;
+  w.put(uint32_t(blobs.size()));
+  for (const auto& b : blobs) w.put(uint32_t(b.size())), w.put_bytes(b.data(), b.size());
+  return w.finish(MsgType::kBlobs);
+}
+
+namespace {
+bool get_blob(Reader& rd, std::vector<uint8_t>* out) {
+  uint32_t n;
+  if (!rd.get(&n) || n > kMaxBlob) return false;
+  out->resize(n);
+  return rd.get_bytes(out->data(), n);
+}
+}  // namespace
+
+Result<std::vector<uint8_t>> decode_blob(std::span<const uint8_t> payload) {
+  Reader rd(payload);
+  std::vector<uint8_t> blob;
+  if (!get_blob(rd, &blob) || rd.left()) {
+    return Errorf(sclRemoteError, "bootstrap: malformed blob (%zu bytes)", payload.size());
+  }
+  return blob;
+}
+
+Result<std::vector<std::vector<uint8_t>>> decode_blobs(std::span<const uint8_t> payload,
+                                                       int expect_ranks) {
+  Reader rd(payload);
+  uint32_t n;
+  // Bounded before allocating: every entry takes at least its 4-byte length.
+  if (!rd.get(&n) || n != uint32_t(expect_ranks) || n > kMaxRanks || size_t(n) * 4 > rd.left()) {
+    return Errorf(sclRemoteError, "bootstrap: malformed blob table for %d ranks", expect_ranks);
+  }
+  std::vector<std::vector<uint8_t>> all(n);
+  for (auto& b : all) {
+    if (!get_blob(rd, &b)) return Errorf(sclRemoteError, "bootstrap: truncated blob table");
+  }
+  if (rd.left()) return Errorf(sclRemoteError, "bootstrap: trailing bytes after the blob table");
+  return all;
+}
+
 std::vector<uint8_t> encode_error(const std::string& message, sclResult_t code) {
   Writer w;
   w.put(int32_t(code));
@@ -116,7 +164,7 @@ Result<Header> decode_header(std::span<const uint8_t> bytes) {
     return Errorf(sclRemoteError, "bootstrap: peer speaks version %u, we speak %u", version,
                   kWireVersion);
   }
-  if (type < uint16_t(MsgType::kHello) || type > uint16_t(MsgType::kError)) {
+  if (type < uint16_t(MsgType::kHello) || type > uint16_t(MsgType::kBlobs)) {
     return Errorf(sclRemoteError, "bootstrap: unknown message type %u", type);
   }
   if (length > kMaxPayload) return Errorf(sclRemoteError, "bootstrap: message of %u bytes", length);

@@ -33,12 +33,15 @@ struct RankInfo {
   std::array<uint8_t, 16> exchange_name{};
 };
 
-enum class MsgType : uint16_t { kHello = 1, kTable = 2, kError = 3 };
+// After the table, a job that spans hosts runs a second round: every rank sends a blob (its
+// network address) and receives every rank's (kBlobs).
+enum class MsgType : uint16_t { kHello = 1, kTable = 2, kError = 3, kBlob = 4, kBlobs = 5 };
 
 constexpr size_t kHeaderBytes = 12;
 constexpr size_t kRankInfoBytes = 4 * 4 + 8 * 8 + 16;
 constexpr uint32_t kMaxRanks = 1 << 16;
 constexpr uint32_t kMaxPayload = kMaxRanks * kRankInfoBytes + 16;
+constexpr size_t kMaxBlob = kRankInfoBytes - 4;  // a table of blobs fits in kMaxPayload too
 
 struct Header {
   MsgType type;
@@ -59,6 +62,12 @@ struct Hello {
 Result<Hello> decode_hello(std::span<const uint8_t> payload);
 // A table must hold exactly `expect_ranks` entries, each with its own rank in order.
 Result<std::vector<RankInfo>> decode_table(std::span<const uint8_t> payload, int expect_ranks);
+std::vector<uint8_t> encode_blob(std::span<const uint8_t> blob);
+std::vector<uint8_t> encode_blobs(const std::vector<std::vector<uint8_t>>& blobs);
+Result<std::vector<uint8_t>> decode_blob(std::span<const uint8_t> payload);
+// Exactly `expect_ranks` blobs, each at most kMaxBlob bytes.
+Result<std::vector<std::vector<uint8_t>>> decode_blobs(std::span<const uint8_t> payload,
+                                                       int expect_ranks);
 std::string decode_error(std::span<const uint8_t> payload, sclResult_t* code = nullptr);
 
 }  // namespace stratacl::bootstrap

@@ -28,6 +28,7 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
   child->host_ranks_ = std::max(host_ranks_, ctx_.nranks);
   std::vector<Member> members;
   Status s = in_turn(ticket, "split", [&]() -> Status {
+    if (rail_) return local_only("split");
     Status prepared;
     if (config) {
       Result<CommConfig> cfg = resolve_comm_config(config);

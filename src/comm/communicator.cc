@@ -4,6 +4,7 @@
 
 #include "coll/algorithms.h"
 #include "coll/step.h"
+#include "hier/hierarchical.h"
 
 namespace stratacl {
 
@@ -19,17 +20,28 @@ Status Communicator::finish_call(Status s) {
   return s;
 }
 
+Status Communicator::local_only(const char* what) const {
+  return Errorf(sclInvalidUsage, "%s across hosts is not supported yet (issue 12)", what);
+}
+
 Status Communicator::run(uint32_t ticket, const Call& call) {
-  return in_turn(ticket, coll_name(call.coll), [&] { return run_collective(ctx_, call); });
+  return in_turn(ticket, coll_name(call.coll), [&] {
+    if (!rail_) return run_collective(ctx_, call);
+    hier::Context hc{ctx_, *rail_, world_rank_, world_nranks_};
+    return hier::run(hc, call);
+  });
 }
 
 Status Communicator::run_p2p(uint32_t ticket, std::span<const P2POp> ops) {
-  return in_turn(ticket, "send/recv", [&] { return stratacl::run_p2p(ctx_, p2p_, ops); });
+  return in_turn(ticket, "send/recv", [&] {
+    return rail_ ? local_only("send/recv") : stratacl::run_p2p(ctx_, p2p_, ops);
+  });
 }
 
 Status Communicator::run_moe(uint32_t ticket, const moe::Call& call) {
-  return in_turn(ticket, moe::call_name(call.kind),
-                 [&] { return moe::run(ctx_, layout_.moe, call); });
+  return in_turn(ticket, moe::call_name(call.kind), [&] {
+    return rail_ ? local_only("MoE dispatch/combine") : moe::run(ctx_, layout_.moe, call);
+  });
 }
 
 void Communicator::abort() { membership_.abort(); }

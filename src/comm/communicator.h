@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/rendezvous.h"
 #include "bootstrap/unique_id.h"
 #include "bootstrap/wire.h"
 #include "coll/call.h"
@@ -26,11 +27,13 @@
 #include "core/config.h"
 #include "core/status.h"
 #include "fabric/cma_agreement.h"
+#include "fabric/heap_exchange.h"
 #include "fabric/peer_heaps.h"
 #include "fabric/peer_memory.h"
 #include "fabric/registration_cache.h"
 #include "fabric/staging.h"
 #include "moe/moe.h"
+#include "net/rail.h"
 #include "sync/liveness.h"
 #include "sync/membership.h"
 #include "sync/waiter.h"
@@ -54,8 +57,11 @@ class Communicator : public sclComm {
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
-  int rank() const { return ctx_.rank; }
-  int nranks() const { return ctx_.nranks; }
+  // The rank in the whole job. Across hosts, ctx_ holds this host's ranks only, and the rail
+  // (net/rail.h) reaches the other hosts.
+  int rank() const { return rail_ ? world_rank_ : ctx_.rank; }
+  int nranks() const { return rail_ ? world_nranks_ : ctx_.nranks; }
+  bool spans_hosts() const { return rail_ != nullptr; }
   const CommConfig& config() const { return cfg_; }
 
   // A ticket in issue order, taken on the thread that issues the call (comm/call_order.h).
@@ -99,6 +105,11 @@ class Communicator : public sclComm {
   bootstrap::RankInfo describe(const InitRequest& req) const;
   Status init_from_table(const std::vector<bootstrap::RankInfo>& table,
                          std::vector<PeerHeapRef> maps);
+  // Across hosts: the network endpoint, the rail, and this host's share of the table.
+  Status init_across_hosts(const bootstrap::Joined& joined, int rank, HeapExchange& exch,
+                           const Deadline& deadline);
+  // An error for what does not run across hosts yet.
+  Status local_only(const char* what) const;
   Status agree_on_settings();
   Status finish_call(Status s);
   // Init failed after peers learned where our blocks are: see communicator_init.cc.
@@ -107,6 +118,8 @@ class Communicator : public sclComm {
 
   CommConfig cfg_;
   ControlLayout layout_;
+  std::unique_ptr<net::Rail> rail_;  // set when the ranks span hosts
+  int world_rank_ = 0, world_nranks_ = 0;
   CollContext ctx_;
   std::vector<PeerHeapRef> maps_;
   std::vector<uint64_t> heap_nonces_;

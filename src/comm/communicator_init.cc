@@ -62,34 +62,72 @@ Result<std::shared_ptr<Communicator>> Communicator::create(const InitRequest& re
 
   RankInfo me = comm->describe(req);
   me.exchange_name = exch->name();
-  Result<std::vector<RankInfo>> table = bootstrap::rendezvous(req.id, me, deadline);
-  if (!table.ok()) return table.status();
+  Result<bootstrap::Joined> joined = bootstrap::rendezvous(req.id, me, deadline);
+  if (!joined.ok()) return joined.status();
   comm->published_ = true;  // from here on, a failure must not free blocks peers may read
 
+  const std::vector<RankInfo>& table = joined->table;
   std::vector<int> local;
   Status s;
-  for (const RankInfo& r : *table) {
+  for (const RankInfo& r : table) {
     if (r.host_hash == me.host_hash) local.push_back(r.rank);
     if (r.uid != me.uid && s.ok()) {
       s = Errorf(sclInvalidUsage, "rank %d runs as uid %u, we run as uid %u", r.rank, r.uid,
                  me.uid);
     }
   }
-  if (s.ok() && local.size() != table->size()) {
-    s = Errorf(sclInvalidUsage,
-               "the %d ranks span more than one host (%zu are on this one); the inter-host "
-               "transport (libfabric) is not built yet",
-               req.nranks, local.size());
-  }
-  if (s.ok()) {
-    Result<std::vector<PeerHeapRef>> maps = exch->exchange(*table, local, req.rank, deadline);
-    s = maps.ok() ? comm->init_from_table(*table, std::move(*maps)) : maps.status();
+  if (s.ok() && bootstrap::spans_hosts(table)) {
+    s = comm->init_across_hosts(*joined, req.rank, *exch, deadline);
+  } else if (s.ok()) {
+    Result<std::vector<PeerHeapRef>> maps = exch->exchange(table, local, req.rank, deadline);
+    s = maps.ok() ? comm->init_from_table(table, std::move(*maps)) : maps.status();
   }
   if (!s.ok()) {
     comm->abandon_init();
     return s;
   }
   return comm;
+}
+
+Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank,
+                                       HeapExchange& exch, const Deadline& deadline) {
+  const std::vector<RankInfo>& table = joined.table;
+  std::vector<uint64_t> hosts;
+  for (const RankInfo& r : table) hosts.push_back(r.host_hash);
+  Result<net::Topology> topo = net::Topology::of(hosts, rank);
+  // Every rank sends an address, even one that cannot go on, so that no peer waits for it.
+  Result<std::unique_ptr<net::Endpoint>> ep =
+      topo.ok() ? net::Endpoint::open(std::max<int64_t>(process_value(Var::kSpinNs), 20000))
+                : topo.status();
+  const std::vector<uint8_t> name = ep.ok() ? (*ep)->name() : std::vector<uint8_t>{};
+  Result<std::vector<std::vector<uint8_t>>> names = bootstrap::share_blobs(joined, name, deadline);
+  if (!topo.ok()) return topo.status();
+  if (!ep.ok()) return ep.status();
+  if (!names.ok()) return names.status();
+  for (size_t r = 0; r < names->size(); ++r) {
+    if ((*names)[r].empty()) {
+      return Errorf(sclRemoteError, "rank %zu could not open its network endpoint", r);
+    }
+  }
+  SCL_TRY((*ep)->connect(*names, rank));
+  log_info("rank %d: host %d of %d, local rank %d of %d; network: %s", rank, topo->host,
+           topo->hosts, topo->local, topo->per_host, net::describe((*ep)->info()).c_str());
+
+  std::vector<int> local;
+  for (int l = 0; l < topo->per_host; ++l) local.push_back(topo->world_of(topo->host, l));
+  Result<std::vector<PeerHeapRef>> maps = exch.exchange(table, local, rank, deadline);
+  if (!maps.ok()) return maps.status();
+  std::vector<RankInfo> host_table;
+  std::vector<PeerHeapRef> host_maps;
+  for (int w : local) {
+    host_table.push_back(table[size_t(w)]);
+    host_maps.push_back(std::move((*maps)[size_t(w)]));
+  }
+  SCL_TRY(init_from_table(host_table, std::move(host_maps)));
+  world_rank_ = rank;
+  world_nranks_ = int(table.size());
+  rail_ = std::make_unique<net::Rail>(std::move(*ep), *topo, [this] { return usable(); });
+  return Status::Ok();
 }
 
 Status Communicator::allocate_blocks(int nranks) {

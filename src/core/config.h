@@ -29,6 +29,7 @@ enum class Var : int {
   kIsa,
   kBootstrapAddr,
   kHostId,
+  kNetProvider,
   kDebug,
   kTorchCacheBytes,
   kCount

@@ -109,7 +109,25 @@ int claimed_ranks(Bytes payload) {
   return int(n);
 }
 
+// Blobs (the network addresses of a job across hosts): whatever decodes re-encodes exactly.
+std::vector<uint8_t> check_blob(Bytes payload) {
+  Result<std::vector<uint8_t>> b = decode_blob(payload);
+  if (!b.ok()) return {};
+  FUZZ_CHECK(b->size() <= kMaxBlob);
+  return encode_blob(*b);
+}
+
+std::vector<uint8_t> check_blobs(Bytes payload, int ranks) {
+  Result<std::vector<std::vector<uint8_t>>> all = decode_blobs(payload, ranks);
+  if (!all.ok()) return {};
+  FUZZ_CHECK(int(all->size()) == ranks);
+  for (const auto& b : *all) FUZZ_CHECK(b.size() <= kMaxBlob);
+  return encode_blobs(*all);
+}
+
 void check_payload(Bytes payload, int selector_ranks) {
+  check_blob(payload);
+  check_blobs(payload, claimed_ranks(payload));
   check_hello(payload);
   check_table(payload, selector_ranks);
   check_table(payload, claimed_ranks(payload));
@@ -127,6 +145,12 @@ void check_frame(Bytes frame, const Header& h) {
       break;
     case MsgType::kTable:
       again = check_table(payload, claimed_ranks(payload));
+      break;
+    case MsgType::kBlob:
+      again = check_blob(payload);
+      break;
+    case MsgType::kBlobs:
+      again = check_blobs(payload, claimed_ranks(payload));
       break;
     case MsgType::kError:
       // encode_error copies the text raw, so a valid code and text it can hold re-encode exactly.

@@ -104,10 +104,11 @@ TEST(Rendezvous, RootServesRanksAndDropsStrangers) {
   stranger.secret[0] ^= 0xff;
   RankInfo sr;
   sr.rank = 0, sr.nranks = 2, sr.pid = 1;
-  Result<std::vector<RankInfo>> s = rendezvous(stranger, sr, Deadline::after_ms(300));
+  Result<Joined> s = rendezvous(stranger, sr, Deadline::after_ms(300));
   EXPECT_FALSE(s.ok());
 
-  std::vector<Result<std::vector<RankInfo>>> out(2, Status());
+  std::vector<Result<Joined>> out;
+  for (int r = 0; r < 2; ++r) out.emplace_back(Status());
   std::vector<std::thread> ts;
   for (int r = 0; r < 2; ++r) {
     ts.emplace_back([&, r] {
@@ -119,7 +120,7 @@ TEST(Rendezvous, RootServesRanksAndDropsStrangers) {
   for (auto& t : ts) t.join();
   for (auto& o : out) {
     ASSERT_TRUE(o.ok()) << o.status().message();
-    EXPECT_EQ((*o)[1].pid, 1001);
+    EXPECT_EQ(o->table[1].pid, 1001);
   }
 }
 
@@ -134,7 +135,7 @@ TEST(Rendezvous, MismatchedRankCountsFailEveryone) {
   RankInfo a, b;
   a.rank = 0, a.nranks = 2, a.pid = 1;
   b.rank = 1, b.nranks = 3, b.pid = 2;
-  Result<std::vector<RankInfo>> ra = Status(), rb = Status();
+  Result<Joined> ra = Status(), rb = Status();
   std::thread t([&] { ra = rendezvous(id, a, Deadline::after_ms(3000)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   rb = rendezvous(id, b, Deadline::after_ms(3000));
@@ -189,4 +190,44 @@ TEST(LaunchEnv, ReadsEveryLauncher) {
   EXPECT_EQ(read_launch_env(look).status().code(), sclInvalidArgument);
   env = {{"STRATACL_RANK", "x"}, {"STRATACL_WORLD_SIZE", "4"}};
   EXPECT_FALSE(read_launch_env(look).ok());
+}
+
+TEST(Rendezvous, RanksOnSeveralHostsShareTheirNetworkAddresses) {
+  IdData id;
+  id.root = *parse_host_port("127.0.0.1:1", Deadline::after_ms(1000));
+  id.root.sin_port = 0;
+  id.secret = *random_secret();
+  Result<UniqueFd> l = tcp_listen(&id.root);
+  ASSERT_TRUE(l.ok());
+  std::jthread root = start_root(std::move(*l), id.secret, 5000);
+  std::vector<Result<std::vector<std::vector<uint8_t>>>> out(3, Status());
+  std::vector<std::thread> ts;
+  for (int r = 0; r < 3; ++r) {
+    ts.emplace_back([&, r] {
+      RankInfo me;
+      me.rank = r, me.nranks = 3, me.pid = 1000 + r, me.host_hash = uint64_t(r / 2);
+      Result<Joined> j = rendezvous(id, me, Deadline::after_ms(5000));
+      if (!j.ok()) return void(out[size_t(r)] = j.status());
+      EXPECT_TRUE(spans_hosts(j->table));
+      const std::vector<uint8_t> mine(size_t(r) * 7, uint8_t(r + 1));  // rank 0's is empty
+      out[size_t(r)] = share_blobs(*j, mine, Deadline::after_ms(5000));
+    });
+  }
+  for (auto& t : ts) t.join();
+  for (auto& o : out) {
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    ASSERT_EQ(o->size(), 3u);
+    for (size_t r = 0; r < 3; ++r) EXPECT_EQ((*o)[r], std::vector<uint8_t>(r * 7, uint8_t(r + 1)));
+  }
+}
+
+TEST(Wire, BlobTablesRejectWhatTheyCannotHold) {
+  const std::vector<uint8_t> big(kMaxBlob + 1, 1);
+  std::vector<uint8_t> msg = encode_blob(big);
+  EXPECT_FALSE(decode_blob(std::span(msg).subspan(kHeaderBytes)).ok());
+  msg = encode_blobs({{1, 2}, {3}});
+  std::span<const uint8_t> payload = std::span(msg).subspan(kHeaderBytes);
+  EXPECT_TRUE(decode_blobs(payload, 2).ok());
+  EXPECT_FALSE(decode_blobs(payload, 3).ok());
+  EXPECT_FALSE(decode_blobs(payload.first(payload.size() - 1), 2).ok());
 }

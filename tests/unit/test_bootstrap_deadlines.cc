@@ -98,7 +98,7 @@ TEST(BootstrapDeadlines, RootKeepsBoundedPendingConnectionsAndStaysAvailable) {
   me.rank = 0;
   me.nranks = 1;
   me.pid = getpid();
-  Result<std::vector<RankInfo>> table = rendezvous(id, me, Deadline::after_ms(15000));
+  Result<Joined> table = rendezvous(id, me, Deadline::after_ms(15000));
   ASSERT_TRUE(table.ok()) << table.status().message();
-  EXPECT_EQ(table->size(), 1u);
+  EXPECT_EQ(table->table.size(), 1u);
 }

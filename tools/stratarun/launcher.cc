@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -130,7 +131,8 @@ bool make_job_secret(std::string* secret) {
 
 // Creates the rendezvous socket before any rank exists, so rank 0 can accept on it and the
 // others can connect to it without racing on who binds first.
-bool open_rendezvous_socket(int backlog, UniqueFd* socket_fd, uint16_t* port) {
+bool open_rendezvous_socket(const std::string& ip, int backlog, UniqueFd* socket_fd,
+                            uint16_t* port) {
   socket_fd->reset(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!socket_fd->valid()) {
     say_errno("socket");
@@ -143,10 +145,10 @@ bool open_rendezvous_socket(int backlog, UniqueFd* socket_fd, uint16_t* port) {
   }
   sockaddr_in address{};
   address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;  // Let the kernel pick a free port.
+  inet_pton(AF_INET, ip.c_str(), &address.sin_addr);  // checked by the option parser
+  address.sin_port = 0;                               // Let the kernel pick a free port.
   if (bind(socket_fd->get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
-    say_errno("bind(127.0.0.1:0)");
+    say_errno("bind(" + ip + ":0)");
     return false;
   }
   if (listen(socket_fd->get(), backlog) != 0) {
@@ -197,6 +199,7 @@ struct ChildPlan {
   int rank = 0;
   pid_t launcher_pid = 0;
   int root_fd = -1;                         // The rendezvous socket.
+  int netns_fd = -1;                        // The network namespace to enter, or -1.
   const OutputRelay* relay = nullptr;       // Null without --tag-output.
   const rlimit* original_nofile = nullptr;  // Set when stratarun raised RLIMIT_NOFILE.
   char* const* argv = nullptr;
@@ -272,6 +275,7 @@ void reset_signals_in_child(const ChildPlan& plan) {
   } else if (close(plan.root_fd) != 0) {
     child_fail(plan, "close(rendezvous socket)");
   }
+  if (plan.netns_fd >= 0 && setns(plan.netns_fd, CLONE_NEWNET) != 0) child_fail(plan, "setns");
   reset_signals_in_child(plan);
   // Programs using select() break on fds >= 1024, so do not pass on our raised limit.
   if (plan.original_nofile != nullptr && setrlimit(RLIMIT_NOFILE, plan.original_nofile) != 0) {
@@ -333,6 +337,7 @@ class Job {
   UniqueFd signal_fd_;
   UniqueFd root_socket_;
   uint16_t root_port_ = 0;
+  std::vector<UniqueFd> netns_fds_;  // one per --netns namespace, opened before any fork
   std::string secret_;
   std::unique_ptr<OutputRelay> relay_;
   std::optional<rlimit> original_nofile_;
@@ -354,10 +359,18 @@ int Job::run() {
   raise_fd_limit();
   // The backlog must hold every other rank connecting at once, plus retries.
   if (!make_job_secret(&secret_) ||
-      !open_rendezvous_socket(options_.world_size + 16, &root_socket_, &root_port_)) {
+      !open_rendezvous_socket(options_.root_ip, options_.world_size + 16, &root_socket_,
+                              &root_port_)) {
     return kLauncherFailureExit;
   }
   if (options_.tag_output) relay_ = std::make_unique<OutputRelay>(options_.world_size);
+  for (const std::string& ns : options_.netns) {
+    netns_fds_.emplace_back(open(("/var/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!netns_fds_.back().valid()) {
+      say_errno("network namespace " + ns);
+      return kLauncherFailureExit;
+    }
+  }
 
   start_ = Clock::now();
   if (!launch()) return kLauncherFailureExit;
@@ -453,9 +466,10 @@ bool Job::launch_rank(int rank, const std::vector<std::string>& inherited_env) {
   const std::string world = std::to_string(options_.world_size);
   env.push_back("STRATACL_RANK=" + std::to_string(rank));
   env.push_back("STRATACL_WORLD_SIZE=" + world);
-  env.push_back("STRATACL_LOCAL_RANK=" + std::to_string(rank));
-  env.push_back("STRATACL_LOCAL_WORLD_SIZE=" + world);
-  env.push_back("STRATACL_ROOT_ADDR=127.0.0.1:" + std::to_string(root_port_));
+  const int per_host = options_.world_size / std::max(1, int(options_.netns.size()));
+  env.push_back("STRATACL_LOCAL_RANK=" + std::to_string(rank % per_host));
+  env.push_back("STRATACL_LOCAL_WORLD_SIZE=" + std::to_string(per_host));
+  env.push_back("STRATACL_ROOT_ADDR=" + options_.root_ip + ":" + std::to_string(root_port_));
   env.push_back("STRATACL_JOB_SECRET=" + secret_);
   env.push_back("STRATACL_LAUNCHER=stratarun");
   if (rank == 0) env.push_back("STRATACL_ROOT_FD=" + std::to_string(root_socket_.get()));
@@ -467,6 +481,7 @@ bool Job::launch_rank(int rank, const std::vector<std::string>& inherited_env) {
   plan.rank = rank;
   plan.launcher_pid = getpid();
   plan.root_fd = root_socket_.get();
+  plan.netns_fd = netns_fds_.empty() ? -1 : netns_fds_[size_t(rank / per_host)].get();
   plan.relay = relay_.get();
   plan.original_nofile = original_nofile_ ? &*original_nofile_ : nullptr;
   plan.argv = argv.data();

@@ -33,6 +33,11 @@ struct Options {
   double grace_seconds = 3.0;
   // Relay the ranks' output through pipes, prefixing each line with "[rank] ".
   bool tag_output = false;
+  // Network namespaces (names under /var/run/netns) to start the ranks in, as "hosts": rank r
+  // runs in netns[r / (world_size / netns.size())]. Empty: stratarun's own namespace.
+  std::vector<std::string> netns;
+  // The IPv4 address the rendezvous socket listens on (reachable from every namespace).
+  std::string root_ip = "127.0.0.1";
   // Program (looked up in PATH like a shell does) and its arguments.
   std::vector<std::string> command;
 };

@@ -1,9 +1,12 @@
 // stratarun: launches N local ranks of a StrataCL program.
 //
-//   stratarun -n N [--timeout SEC] [--grace SEC] [--tag-output] [--] prog [args...]
+//   stratarun -n N [--timeout SEC] [--grace SEC] [--tag-output] [--netns NS,...
+//             --root-addr IP] [--] prog [args...]
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <exception>
@@ -32,6 +35,10 @@ constexpr std::string_view kUsage =
     "  --grace SEC          once a rank failed, how long the others may take to exit on their\n"
     "                       own before they are terminated (default 3)\n"
     "  --tag-output         prefix every output line with \"[rank] \"\n"
+    "  --netns NS,NS,...    start the ranks in these network namespaces (/var/run/netns), N/k\n"
+    "                       consecutive ranks in each: each namespace is a \"host\"\n"
+    "  --root-addr IP       the rendezvous listens on IP (default 127.0.0.1; with --netns, an\n"
+    "                       address every namespace reaches)\n"
     "  --                   end of options\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -65,12 +72,14 @@ std::optional<double> parse_seconds(std::string_view text) {
   return value;
 }
 
-enum class ValueOption { kWorldSize, kTimeout, kGrace };
+enum class ValueOption { kWorldSize, kTimeout, kGrace, kNetns, kRootAddr };
 
 std::optional<ValueOption> look_up_value_option(std::string_view name) {
   if (name == "-n" || name == "-np" || name == "--np") return ValueOption::kWorldSize;
   if (name == "--timeout") return ValueOption::kTimeout;
   if (name == "--grace") return ValueOption::kGrace;
+  if (name == "--netns") return ValueOption::kNetns;
+  if (name == "--root-addr") return ValueOption::kRootAddr;
   return std::nullopt;
 }
 
@@ -97,6 +106,24 @@ std::string apply_value(ValueOption option, std::string_view name, std::string_v
         return {};
       }
       break;
+    case ValueOption::kNetns:
+      options->netns.clear();
+      for (size_t start = 0; start <= value.size();) {
+        const size_t comma = std::min(value.find(',', start), value.size());
+        const std::string_view ns = value.substr(start, comma - start);
+        if (ns.empty() || ns.find('/') != std::string_view::npos || ns == "." || ns == "..") {
+          return "invalid namespace list '" + std::string(value) + "' for --netns";
+        }
+        options->netns.emplace_back(ns);
+        start = comma + 1;
+      }
+      return {};
+    case ValueOption::kRootAddr:
+      if (in_addr a{}; inet_pton(AF_INET, std::string(value).c_str(), &a) == 1) {
+        options->root_ip = std::string(value);
+        return {};
+      }
+      return "invalid IPv4 address '" + std::string(value) + "' for --root-addr";
   }
   return "invalid value '" + std::string(value) + "' for " + std::string(name) +
          " (expected seconds, e.g. 2 or 0.5)";
@@ -140,6 +167,11 @@ int run_main(int argc, char** argv) {
   }
 
   if (options.world_size == 0) return usage_error("the number of ranks (-n N) is required");
+  if (!options.netns.empty() && options.world_size % int(options.netns.size()) != 0) {
+    return usage_error("-n " + std::to_string(options.world_size) +
+                       " ranks do not split evenly over " + std::to_string(options.netns.size()) +
+                       " namespaces");
+  }
   if (arg_index >= argc) return usage_error("no program given");
   options.command.assign(argv + arg_index, argv + argc);
   return run_job(options);

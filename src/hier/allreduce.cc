@@ -1,0 +1,35 @@
+// Hierarchical allreduce (hierarchical.h). The count splits into L equal shards plus a tail of
+// fewer than L elements; the tail is reduced by every rank (local allreduce, then every rail),
+// which costs at most L - 1 elements twice and keeps the shards equal for the local steps.
+#include "coll/algorithms.h"
+#include "hier/hierarchical.h"
+#include "reduce/reduce.h"
+
+namespace stratacl::hier {
+
+Status allreduce(Context& c, const Call& call) {
+  const net::Topology& t = c.topo();
+  const size_t es = reduce::dtype_size(call.dtype);
+  const size_t shard = call.count / size_t(t.per_host), main = shard * size_t(t.per_host);
+  const size_t tail = call.count - main;
+  if (shard > 0) {
+    char* mine = call.recv + size_t(t.local) * shard * es;
+    SCL_TRY(stratacl::reduce_scatter(
+        c.local, local_call(call, Coll::kReduceScatter, call.send, mine, call.recv_kind, shard)));
+    SCL_TRY(c.rail.allreduce(mine, shard, call.dtype, summing(call.op), c.local.deadline()));
+    finish_average(call, mine, shard, c.world_ranks);
+    SCL_TRY(stratacl::allgather(
+        c.local, local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind}, call.recv,
+                            call.recv_kind, shard)));
+  }
+  if (tail > 0) {
+    char* out = call.recv + main * es;
+    SCL_TRY(stratacl::allreduce(c.local, local_call(call, Coll::kAllReduce, call.send.at(main * es),
+                                                    out, call.recv_kind, tail)));
+    SCL_TRY(c.rail.allreduce(out, tail, call.dtype, summing(call.op), c.local.deadline()));
+    finish_average(call, out, tail, c.world_ranks);
+  }
+  return Status::Ok();
+}
+
+}  // namespace stratacl::hier

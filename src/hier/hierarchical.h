@@ -1,0 +1,44 @@
+// Collectives across hosts, composed of the intra-host zero-copy algorithms (src/coll, over the
+// host's ranks) and the inter-host ones along rails (src/net/rail.h). The shape of each, with L
+// ranks per host and H hosts:
+//   allreduce       local reduce-scatter into the rank's shard of recvbuff; a ring allreduce of
+//                   that shard along the rail (every local rank drives its own shard, in
+//                   parallel); local allgather in place.
+//   allgather       each rank's block goes along its rail; then one local allgather per host.
+//   broadcast       the root's rail carries the buffer to every host; local broadcast there.
+//   reduce          local reduce to the root's local index; that rail reduces to the root.
+//   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
+//   barrier         local barrier, rail 0 barrier, local barrier.
+// Averages sum everywhere and divide once at the end, so every rank divides by the world size.
+#pragma once
+
+#include "coll/call.h"
+#include "coll/context.h"
+#include "net/rail.h"
+
+namespace stratacl::hier {
+
+struct Context {
+  CollContext& local;  // this host's ranks
+  net::Rail& rail;
+  int world_rank = 0, world_ranks = 0;
+  const net::Topology& topo() const { return rail.topology(); }
+};
+
+Status run(Context& c, const Call& call);
+
+Status allreduce(Context& c, const Call& call);
+Status allgather(Context& c, const Call& call);
+Status broadcast(Context& c, const Call& call);
+Status reduce(Context& c, const Call& call);
+Status reduce_scatter(Context& c, const Call& call);
+Status barrier(Context& c);
+
+// A call on this host's ranks, with the world call's dtype and op (an average sums).
+Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemKind recv_kind,
+                size_t count, int root = 0);
+// The summing op of `op` (an average sums first), and the division that finishes an average.
+sclRedOp_t summing(sclRedOp_t op);
+void finish_average(const Call& call, char* buf, size_t count, int world_ranks);
+
+}  // namespace stratacl::hier

@@ -1,0 +1,30 @@
+// Hierarchical reduce (hierarchical.h): every host reduces to the rank with the root's local
+// index; that rail then reduces the hosts' partials, in host order, into the root's buffer.
+#include "reduce/reduce.h"
+
+#include <vector>
+
+#include "coll/algorithms.h"
+#include "hier/hierarchical.h"
+
+namespace stratacl::hier {
+
+Status reduce(Context& c, const Call& call) {
+  const net::Topology& t = c.topo();
+  const size_t bytes = call.count * reduce::dtype_size(call.dtype);
+  const int root_host = t.host_of(call.root), root_local = t.local_of(call.root);
+  const bool root = c.world_rank == call.root;
+  // The host's partial: in the root's own buffer on the root, in scratch on the other hosts.
+  std::vector<char> scratch(t.local == root_local && !root ? bytes : 0);
+  char* partial = root ? call.recv : scratch.data();
+  SCL_TRY(stratacl::reduce_to_root(
+      c.local, local_call(call, Coll::kReduce, call.send, partial,
+                          root ? call.recv_kind : MemKind::kForeign, call.count, root_local)));
+  if (t.local != root_local) return Status::Ok();
+  SCL_TRY(c.rail.reduce(partial, call.recv, call.count, call.dtype, summing(call.op), root_host,
+                        c.local.deadline()));
+  if (root) finish_average(call, call.recv, call.count, c.world_ranks);
+  return Status::Ok();
+}
+
+}  // namespace stratacl::hier

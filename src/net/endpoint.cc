@@ -1,0 +1,178 @@
+#include "net/endpoint.h"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <time.h>
+
+#include <algorithm>
+
+#include "core/deadline.h"
+
+namespace stratacl::net {
+namespace {
+
+constexpr int kPeerBits = 16;  // the low tag bits: the sender's peer index
+constexpr int kMaxSleepMs = 10;
+
+Status fabric_error(const char* what, int rc) {
+  return Errorf(sclSystemError, "libfabric: %s: %s", what, fi_strerror(-rc));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Endpoint>> Endpoint::open(int64_t spin_ns) {
+  Result<InfoPtr> info = choose_provider();
+  if (!info.ok()) return info.status();
+  std::unique_ptr<Endpoint> e(new Endpoint());
+  e->info_ = std::move(*info);
+  e->spin_ns_ = spin_ns;
+  fi_info* i = e->info_.get();
+  int rc = fi_fabric(i->fabric_attr, &e->fabric_, nullptr);
+  if (rc) return fabric_error("fi_fabric", rc);
+  if ((rc = fi_domain(e->fabric_, i, &e->domain_, nullptr))) return fabric_error("fi_domain", rc);
+  fi_cq_attr cq{};
+  cq.format = FI_CQ_FORMAT_TAGGED;
+  cq.wait_obj = FI_WAIT_UNSPEC;  // so an idle wait can sleep in the provider
+  if (fi_cq_open(e->domain_, &cq, &e->cq_, nullptr) != 0) {
+    cq.wait_obj = FI_WAIT_NONE;
+    e->can_sleep_ = false;
+    if ((rc = fi_cq_open(e->domain_, &cq, &e->cq_, nullptr))) return fabric_error("fi_cq_open", rc);
+  }
+  fi_av_attr av{};
+  av.type = FI_AV_TABLE;
+  if ((rc = fi_av_open(e->domain_, &av, &e->av_, nullptr))) return fabric_error("fi_av_open", rc);
+  if ((rc = fi_endpoint(e->domain_, i, &e->ep_, nullptr))) return fabric_error("fi_endpoint", rc);
+  if ((rc = fi_ep_bind(e->ep_, &e->av_->fid, 0))) return fabric_error("binding the AV", rc);
+  if ((rc = fi_ep_bind(e->ep_, &e->cq_->fid, FI_TRANSMIT | FI_RECV))) {
+    return fabric_error("binding the CQ", rc);
+  }
+  if ((rc = fi_enable(e->ep_))) return fabric_error("fi_enable", rc);
+  return e;
+}
+
+Endpoint::~Endpoint() { close(); }
+
+void Endpoint::close() {
+  // Endpoint first: once it is closed, no transfer can touch a user buffer any more.
+  if (ep_) fi_close(&ep_->fid);
+  if (av_) fi_close(&av_->fid);
+  if (cq_) fi_close(&cq_->fid);
+  if (domain_) fi_close(&domain_->fid);
+  if (fabric_) fi_close(&fabric_->fid);
+  ep_ = nullptr, av_ = nullptr, cq_ = nullptr, domain_ = nullptr, fabric_ = nullptr;
+}
+
+std::vector<uint8_t> Endpoint::name() const {
+  std::vector<uint8_t> out(256);
+  size_t len = out.size();
+  if (!ep_ || fi_getname(&ep_->fid, out.data(), &len) != 0) return {};
+  out.resize(len);
+  return out;
+}
+
+Status Endpoint::connect(const std::vector<std::vector<uint8_t>>& names, int self) {
+  if (names.size() >= (size_t(1) << kPeerBits)) {
+    return Errorf(sclInvalidUsage, "network: %zu peers, at most %d", names.size(),
+                  (1 << kPeerBits) - 1);
+  }
+  self_ = self;
+  peers_.assign(names.size(), FI_ADDR_UNSPEC);
+  for (size_t p = 0; p < names.size(); ++p) {
+    if (names[p].empty() || fi_av_insert(av_, names[p].data(), 1, &peers_[p], 0, nullptr) != 1) {
+      return Errorf(sclRemoteError, "network: the address of peer %zu is not valid for %s", p,
+                    info_->fabric_attr->prov_name);
+    }
+  }
+  return Status::Ok();
+}
+
+ssize_t Endpoint::post(Transfer& t) {
+  static char empty;
+  void* buf = t.bytes ? t.buf : &empty;
+  const uint64_t tag = (t.tag << kPeerBits) | uint64_t(t.send ? self_ : t.peer);
+  const fi_addr_t peer = peers_[size_t(t.peer)];
+  return t.send ? fi_tsend(ep_, buf, t.bytes, nullptr, peer, tag, &t.ctx)
+                : fi_trecv(ep_, buf, t.bytes, nullptr, peer, tag, 0, &t.ctx);
+}
+
+Status Endpoint::reap(int sleep_ms, const PeerName& who, size_t* finished) {
+  fi_cq_tagged_entry entries[16];
+  const ssize_t n = sleep_ms > 0 ? fi_cq_sread(cq_, entries, 16, nullptr, sleep_ms)
+                                 : fi_cq_read(cq_, entries, 16);
+  if (n > 0) {
+    for (ssize_t k = 0; k < n; ++k) {
+      auto* t = static_cast<Transfer*>(entries[k].op_context);
+      if (!t->send && entries[k].len != t->bytes) {
+        return Errorf(sclRemoteError, "%s sent %zu bytes where %zu were expected",
+                      who(t->peer).c_str(), size_t(entries[k].len), t->bytes);
+      }
+      t->done = true;
+      ++*finished;
+    }
+    return Status::Ok();
+  }
+  if (n == -FI_EAVAIL) {
+    fi_cq_err_entry err{};
+    fi_cq_readerr(cq_, &err, 0);
+    auto* t = static_cast<Transfer*>(err.op_context);
+    const std::string peer = t ? who(t->peer) : std::string("a peer");
+    return Errorf(sclRemoteError, "network error %s %s: %s", t && t->send ? "sending to" : "with",
+                  peer.c_str(), fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
+  }
+  if (n == -FI_ENOSYS && sleep_ms > 0) {
+    can_sleep_ = false;
+    return Status::Ok();
+  }
+  if (n < 0 && n != -FI_EAGAIN) return fabric_error("reading completions", int(n));
+  return Status::Ok();
+}
+
+Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const StopCheck& stop,
+                     const PeerName& who) {
+  if (!ep_) {
+    return Errorf(sclRemoteError, "network: the endpoint was closed after an earlier failure");
+  }
+  size_t finished = 0, posted = 0;
+  int64_t idle_since = now_ns();
+  Status s;
+  while (s.ok() && finished < batch.size()) {
+    const size_t before = finished, posted_before = posted;
+    // Post what is not posted yet; a full queue (-FI_EAGAIN) drains by reaping below.
+    while (posted < batch.size()) {
+      batch[posted].done = false;
+      const ssize_t rc = post(batch[posted]);
+      if (rc == -FI_EAGAIN) break;
+      if (rc != 0) {
+        s = fabric_error(batch[posted].send ? "posting a send" : "posting a receive", int(rc));
+        break;
+      }
+      ++posted;
+    }
+    if (!s.ok()) break;
+    const bool sleep = can_sleep_ && now_ns() - idle_since > spin_ns_;
+    s = reap(sleep ? std::clamp(deadline.remaining_ms(), 1, kMaxSleepMs) : 0, who, &finished);
+    if (!s.ok()) break;
+    if (finished != before || posted != posted_before) {
+      idle_since = now_ns();
+      continue;
+    }
+    if (deadline.expired()) {
+      const Transfer* late = nullptr;
+      for (size_t k = 0; k < posted && !late; ++k) late = batch[k].done ? nullptr : &batch[k];
+      s = Errorf(sclTimeout, "timed out %s %s over the network",
+                 late && late->send ? "sending to" : "waiting for",
+                 late ? who(late->peer).c_str() : "a peer");
+    } else {
+      s = stop();
+    }
+    if (s.ok() && !can_sleep_ && now_ns() - idle_since > spin_ns_) {
+      timespec ts{0, 50000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+  if (!s.ok()) close();  // receives may still be posted into user buffers
+  return s;
+}
+
+}  // namespace stratacl::net

@@ -1,0 +1,79 @@
+// One libfabric reliable-datagram endpoint and its completion queue and address vector: the
+// inter-host transport of one communicator. Peers are numbered by the caller (their index in
+// connect()); messages are tagged, and the tag carries the sender's index, so no directed
+// receive is needed.
+//
+// Progress is manual: run() posts a batch of sends and receives and polls the completion queue
+// until every one has completed, spinning briefly and then sleeping in the provider's wait, and
+// gives up at the deadline, on an abort, or on a completion error. A failed batch may leave
+// receives posted into user buffers, so the endpoint is closed at once: nothing can land later.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/status.h"
+#include "net/provider.h"
+
+namespace stratacl::net {
+
+struct Transfer {
+  fi_context2 ctx{};  // the fabric's, first so a completion's context finds its transfer
+  bool send = false;
+  int peer = 0;         // index in connect()'s list
+  void* buf = nullptr;  // sends read it, receives fill it
+  size_t bytes = 0;
+  uint64_t tag = 0;   // the batch's tag (< 2^48); the sender's index is added below it
+  bool done = false;  // set by run()
+};
+
+// What run() checks while it waits (the communicator's abort flag); and how it names a peer.
+using StopCheck = std::function<Status()>;
+using PeerName = std::function<std::string(int peer)>;
+
+class Endpoint {
+ public:
+  static Result<std::unique_ptr<Endpoint>> open(int64_t spin_ns);
+  ~Endpoint();
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  const fi_info& info() const { return *info_; }
+  // Our address, to be published to the peers.
+  std::vector<uint8_t> name() const;
+  // Peer addresses, one per peer index (our own included).
+  Status connect(const std::vector<std::vector<uint8_t>>& names, int self);
+
+  // Runs a batch: every transfer is posted, then run() returns when all have completed.
+  Status run(std::span<Transfer> batch, const Deadline& deadline, const StopCheck& stop,
+             const PeerName& who);
+
+ private:
+  Endpoint() = default;
+  ssize_t post(Transfer& t);
+  // Reads completions (blocking up to `sleep_ms` if > 0); counts the transfers they finish.
+  Status reap(int sleep_ms, const PeerName& who, size_t* finished);
+  void close();
+
+  InfoPtr info_;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  std::vector<fi_addr_t> peers_;
+  int self_ = 0;
+  int64_t spin_ns_ = 0;
+  bool can_sleep_ = true;  // the completion queue has a wait object
+};
+
+}  // namespace stratacl::net

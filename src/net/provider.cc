@@ -1,0 +1,115 @@
+#include "net/provider.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <rdma/fi_domain.h>
+
+#include <cstring>
+
+#include "core/config.h"
+
+namespace stratacl::net {
+namespace {
+
+constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
+
+// What we ask for: reliable datagrams with tagged messages. The MR mode bits are those a
+// provider may demand for RMA; FI_MR_LOCAL is not among them (messages go straight from and to
+// user buffers without descriptors), so a provider that needs local registration is not chosen.
+InfoPtr hints() {
+  InfoPtr h(fi_allocinfo());
+  h->ep_attr->type = FI_EP_RDM;
+  h->caps = FI_MSG | FI_TAGGED;
+  h->mode = FI_CONTEXT;
+  h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+  h->domain_attr->threading = FI_THREAD_DOMAIN;
+  h->tx_attr->msg_order = FI_ORDER_SAS;
+  h->rx_attr->msg_order = FI_ORDER_SAS;
+  return h;
+}
+
+Result<InfoPtr> getinfo(const std::string& prov) {
+  InfoPtr h = hints();
+  if (!prov.empty()) h->fabric_attr->prov_name = strdup(prov.c_str());
+  fi_info* list = nullptr;
+  const int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, h.get(), &list);
+  if (rc != 0) {
+    return Errorf(sclSystemError, "libfabric offers no provider%s%s for tagged RDM messages: %s",
+                  prov.empty() ? "" : " named ", prov.c_str(), fi_strerror(-rc));
+  }
+  return InfoPtr(list);
+}
+
+bool shared_memory_provider(const fi_info& i) {
+  const char* p = i.fabric_attr->prov_name;
+  return std::strstr(p, "shm") || std::strstr(p, "sm2");
+}
+
+bool loopback(const fi_info& i) {
+  if (!i.src_addr) return false;
+  if (i.addr_format == FI_SOCKADDR_IN) {
+    const auto* a = static_cast<const sockaddr_in*>(i.src_addr);
+    return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (i.addr_format == FI_SOCKADDR_IN6) {
+    const auto* a = static_cast<const sockaddr_in6*>(i.src_addr);
+    return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) || IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr);
+  }
+  return false;
+}
+
+std::string address_text(const fi_info& i) {
+  char buf[INET6_ADDRSTRLEN] = "?";
+  if (i.addr_format == FI_SOCKADDR_IN && i.src_addr) {
+    inet_ntop(AF_INET, &static_cast<const sockaddr_in*>(i.src_addr)->sin_addr, buf, sizeof buf);
+  } else if (i.addr_format == FI_SOCKADDR_IN6 && i.src_addr) {
+    inet_ntop(AF_INET6, &static_cast<const sockaddr_in6*>(i.src_addr)->sin6_addr, buf, sizeof buf);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string describe(const fi_info& i) {
+  std::string mr;
+  const int m = i.domain_attr->mr_mode;
+  const std::pair<int, const char*> bits[] = {{FI_MR_LOCAL, "local"},
+                                              {FI_MR_VIRT_ADDR, "virt_addr"},
+                                              {FI_MR_ALLOCATED, "allocated"},
+                                              {FI_MR_PROV_KEY, "prov_key"},
+                                              {FI_MR_ENDPOINT, "endpoint"}};
+  for (const auto& [bit, name] : bits) {
+    if (m & bit) mr += (mr.empty() ? "" : ",") + std::string(name);
+  }
+  return std::string(i.fabric_attr->prov_name) + "  " + i.fabric_attr->name + "  " +
+         address_text(i) + "  mr_mode=" + (mr.empty() ? "none" : mr) +
+         ((i.caps & FI_RMA) ? "  rma" : "");
+}
+
+Result<InfoPtr> choose_provider() {
+  const std::string wanted = process_text(Var::kNetProvider);
+  Result<InfoPtr> all = getinfo(wanted);
+  if (!all.ok()) return all.status();
+  const fi_info* best = nullptr;
+  for (const fi_info* i = all->get(); i; i = i->next) {
+    if (wanted.empty() && shared_memory_provider(*i)) continue;
+    if (!best || (loopback(*best) && !loopback(*i))) best = i;
+    if (!loopback(*best)) break;
+  }
+  if (!best) {
+    return Errorf(sclSystemError,
+                  "libfabric offers only shared-memory providers here; set "
+                  "STRATACL_NET_PROVIDER to a network one");
+  }
+  return InfoPtr(fi_dupinfo(best));
+}
+
+std::vector<std::string> describe_candidates() {
+  std::vector<std::string> out;
+  Result<InfoPtr> all = getinfo("");
+  if (!all.ok()) return {all.status().message()};
+  for (const fi_info* i = all->get(); i; i = i->next) out.push_back(describe(*i));
+  return out;
+}
+
+}  // namespace stratacl::net

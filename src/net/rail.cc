@@ -1,0 +1,144 @@
+#include "net/rail.h"
+
+#include "reduce/reduce.h"
+
+namespace stratacl::net {
+namespace {
+
+Transfer send_to(int peer, const void* buf, size_t bytes) {
+  Transfer t;
+  t.send = true;
+  t.peer = peer;
+  t.buf = const_cast<void*>(buf);  // a send only reads it
+  t.bytes = bytes;
+  return t;
+}
+
+Transfer recv_from(int peer, void* buf, size_t bytes) {
+  Transfer t;
+  t.peer = peer;
+  t.buf = buf;
+  t.bytes = bytes;
+  return t;
+}
+
+// Combines `in` into `acc`, in the order (acc op in).
+void combine(char* acc, const char* in, size_t count, sclDataType_t dt, sclRedOp_t op) {
+  const void* srcs[2] = {acc, in};
+  reduce::reduce_n(acc, srcs, 2, count, dt, op, 1);
+}
+
+}  // namespace
+
+std::string Rail::who(int world) const {
+  return "rank " + std::to_string(world) + " (host " + std::to_string(topo_.host_of(world)) + ")";
+}
+
+Status Rail::run(std::span<Transfer> batch, const Deadline& d) {
+  const uint64_t tag = ++tag_;
+  for (Transfer& t : batch) t.tag = tag;
+  return ep_->run(batch, d, stop_, [this](int w) { return who(w); });
+}
+
+char* Rail::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
+}
+
+Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+                       const Deadline& d) {
+  const int H = topo_.hosts, h = topo_.host;
+  if (H == 1 || count == 0) return Status::Ok();
+  const size_t es = reduce::dtype_size(dt);
+  auto first = [&](int c) { return count * size_t(c) / size_t(H); };  // chunk c's first element
+  auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
+  auto at = [&](int c) { return buf + first(c) * es; };
+  const int next = peer((h + 1) % H), prev = peer((h + H - 1) % H);
+  char* tmp = scratch(bytes(H - 1) + es);
+  // Reduce-scatter: after step s, chunk (h - s - 1) holds the sum over s + 2 hosts.
+  for (int s = 0; s + 1 < H; ++s) {
+    const int out = (h - s + H) % H, in = (h - s - 1 + H) % H;
+    Transfer batch[2] = {send_to(next, at(out), bytes(out)), recv_from(prev, tmp, bytes(in))};
+    SCL_TRY(run(batch, d));
+    combine(at(in), tmp, bytes(in) / es, dt, op);
+  }
+  // Allgather: host h owns chunk (h + 1) in full; pass finished chunks along the ring.
+  for (int s = 0; s + 1 < H; ++s) {
+    const int out = (h + 1 - s + H) % H, in = (h - s + H) % H;
+    Transfer batch[2] = {send_to(next, at(out), bytes(out)), recv_from(prev, at(in), bytes(in))};
+    SCL_TRY(run(batch, d));
+  }
+  return Status::Ok();
+}
+
+Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
+  std::vector<Transfer> batch;
+  for (int h = 0; h < topo_.hosts; ++h) {
+    if (h == topo_.host) continue;
+    batch.push_back(send_to(peer(h), blocks[size_t(topo_.host)], bytes));
+    batch.push_back(recv_from(peer(h), blocks[size_t(h)], bytes));
+  }
+  return run(batch, d);
+}
+
+Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d) {
+  std::vector<Transfer> batch;
+  if (topo_.host == root) {
+    for (int h = 0; h < topo_.hosts; ++h) {
+      if (h != root) batch.push_back(send_to(peer(h), buf, bytes));
+    }
+  } else {
+    batch.push_back(recv_from(peer(root), buf, bytes));
+  }
+  return run(batch, d);
+}
+
+Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,
+                            sclRedOp_t op, const Deadline& d) {
+  const int H = topo_.hosts, me = topo_.host;
+  const size_t bytes = count * reduce::dtype_size(dt);
+  char* in = scratch(bytes * size_t(H));
+  std::vector<Transfer> batch;
+  for (int h = 0; h < H; ++h) {
+    if (h == me) continue;
+    batch.push_back(send_to(peer(h), parts[size_t(h)], bytes));
+    batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
+  }
+  SCL_TRY(run(batch, d));
+  std::vector<const void*> srcs;
+  for (int h = 0; h < H; ++h) srcs.push_back(h == me ? parts[size_t(me)] : in + size_t(h) * bytes);
+  reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
+  return Status::Ok();
+}
+
+Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,
+                    int root, const Deadline& d) {
+  const int H = topo_.hosts;
+  const size_t bytes = count * reduce::dtype_size(dt);
+  if (topo_.host != root) {
+    Transfer t = send_to(peer(root), mine, bytes);
+    return run(std::span(&t, 1), d);
+  }
+  char* in = scratch(bytes * size_t(H));
+  std::vector<Transfer> batch;
+  for (int h = 0; h < H; ++h) {
+    if (h != root) batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
+  }
+  SCL_TRY(run(batch, d));
+  std::vector<const void*> srcs;
+  for (int h = 0; h < H; ++h) srcs.push_back(h == root ? mine : in + size_t(h) * bytes);
+  reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
+  return Status::Ok();
+}
+
+Status Rail::barrier(const Deadline& d) {
+  std::vector<Transfer> batch;
+  for (int h = 0; h < topo_.hosts; ++h) {
+    if (h == topo_.host) continue;
+    batch.push_back(send_to(peer(h), nullptr, 0));
+    batch.push_back(recv_from(peer(h), nullptr, 0));
+  }
+  return run(batch, d);
+}
+
+}  // namespace stratacl::net

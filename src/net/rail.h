@@ -1,0 +1,60 @@
+// A rail: the ranks with our local index on every host (one per host). The hierarchical
+// algorithms (src/hier) move data between hosts only along rails, so every local rank drives
+// its own share of the inter-host traffic in parallel. Each operation here is one inter-host
+// algorithm over the rail's endpoint; every rank of the rail calls the same ones in the same
+// order, and each batch gets a fresh tag, so a message can never match another call's receive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "net/endpoint.h"
+#include "net/topology.h"
+#include "stratacl/stratacl.h"
+
+namespace stratacl::net {
+
+class Rail {
+ public:
+  Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop)
+      : ep_(std::move(ep)), topo_(topo), stop_(std::move(stop)) {}
+  const Topology& topology() const { return topo_; }
+  const Endpoint& endpoint() const { return *ep_; }
+  std::string who(int world) const;  // "rank 3 (host 1)"
+
+  // Every host ends with the reduction over hosts of `count` elements at buf (ring reduce-
+  // scatter then ring allgather; reductions in ring order, identical bits everywhere).
+  // op is sum, prod, max or min: averages divide afterwards.
+  Status allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op, const Deadline& d);
+  // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
+  // filled from host h's rail peer otherwise.
+  Status allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d);
+  // Host `root`'s buf goes to every host's buf.
+  Status broadcast(char* buf, size_t bytes, int root, const Deadline& d);
+  // parts[h]: our partial result for host h (ours: parts[host]). On return, out holds the
+  // reduction over hosts, in host order, of every host's part for us.
+  Status reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,
+                        sclRedOp_t op, const Deadline& d);
+  // Host `root` ends with the reduction, in host order, of every host's `mine` in `out`.
+  Status reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,
+                int root, const Deadline& d);
+  // Returns when every host's rail peer has called it.
+  Status barrier(const Deadline& d);
+
+ private:
+  int peer(int h) const { return topo_.world_of(h, topo_.local); }
+  Status run(std::span<Transfer> batch, const Deadline& d);
+  char* scratch(size_t bytes);
+
+  std::unique_ptr<Endpoint> ep_;
+  Topology topo_;
+  StopCheck stop_;
+  uint64_t tag_ = 0;
+  std::vector<char> scratch_;
+};
+
+}  // namespace stratacl::net

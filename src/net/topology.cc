@@ -1,0 +1,40 @@
+#include "net/topology.h"
+
+#include <map>
+
+namespace stratacl::net {
+
+Result<Topology> Topology::of(const std::vector<uint64_t>& host_ids, int me) {
+  const int n = int(host_ids.size());
+  std::map<uint64_t, int> first;  // host identity -> its first rank
+  std::vector<int> count;
+  for (int r = 0; r < n; ++r) {
+    auto [it, fresh] = first.emplace(host_ids[size_t(r)], int(count.size()));
+    if (fresh) count.push_back(0);
+    ++count[size_t(it->second)];
+  }
+  Topology t;
+  t.hosts = int(count.size());
+  t.per_host = n / t.hosts;
+  for (int h = 0; h < t.hosts; ++h) {
+    if (count[size_t(h)] != t.per_host) {
+      return Errorf(sclInvalidUsage,
+                    "the ranks span %d hosts with %d, %d, ... ranks each; across hosts every "
+                    "host must hold the same number of ranks",
+                    t.hosts, count[0], count[size_t(h)]);
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    if (first[host_ids[size_t(r)]] != r / t.per_host) {
+      return Errorf(sclInvalidUsage,
+                    "rank %d is not numbered with its host's ranks: across hosts, host h must "
+                    "hold ranks h*%d .. h*%d+%d (as torchrun, Slurm and mpirun place them)",
+                    r, t.per_host, t.per_host, t.per_host - 1);
+    }
+  }
+  t.host = me / t.per_host;
+  t.local = me % t.per_host;
+  return t;
+}
+
+}  // namespace stratacl::net

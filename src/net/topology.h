@@ -1,0 +1,29 @@
+// Where the ranks of a communicator live: which host each is on, and its index there. Hosts are
+// numbered in the order of their lowest rank. The hierarchical algorithms need every host to hold
+// the same number of ranks, numbered consecutively (host h holds ranks h*L .. h*L+L-1), which is
+// how torchrun, stratarun, Slurm and mpirun's default mapping place them; anything else is
+// refused at init with a message that says so.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace stratacl::net {
+
+struct Topology {
+  int hosts = 1;
+  int per_host = 1;  // L
+  int host = 0;      // ours
+  int local = 0;     // our index on our host
+  int world_of(int h, int l) const { return h * per_host + l; }
+  int host_of(int world) const { return world / per_host; }
+  int local_of(int world) const { return world % per_host; }
+
+  // From every rank's host identity, in rank order, and our rank.
+  static Result<Topology> of(const std::vector<uint64_t>& host_ids, int me);
+};
+
+}  // namespace stratacl::net
