@@ -19,6 +19,10 @@ down() {
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^scl${k}h[0-9]+$" || true); do
     ip netns delete "$ns" 2>/dev/null || true
   done
+  # A deleted namespace lives on until its last socket is gone: remove our veth ends ourselves.
+  for v in $(ip -o link show 2>/dev/null | sed -n "s/^[0-9]*: \(scl${k}v[0-9]*\)@.*/\1/p"); do
+    ip link delete "$v" 2>/dev/null || true
+  done
   ip link delete "$br" 2>/dev/null || true
 }
 

@@ -1,7 +1,7 @@
 // mp_tests: multi-rank correctness tests. Run every rank under a launcher:
 //   stratarun -n N mp_tests <case> [args]
 // Cases: collectives [--thin], large, determinism, comms [--churn-only], streams,
-// loop [iterations], p2p, mixed, order, step_wrap, moe.
+// loop [iterations], p2p, mixed, order, step_wrap, moe, hosts.
 #include <cstdio>
 #include <cstring>
 
@@ -30,6 +30,7 @@ const Case kCases[] = {
     {"mixed", mp::run_mixed, "allreduce with some ranks in place and others not"},
     {"order", mp::run_order, "issue order across streams; groups across communicators"},
     {"step_wrap", mp::run_step_wrap, "eager steps where step numbers wrap around"},
+    {"hosts", mp::run_hosts, "collectives across hosts (stratarun --netns)"},
     {"moe", mp::run_moe, "MoE dispatch and combine against the alltoallv reference"},
 };
 

@@ -16,5 +16,6 @@ int run_mixed(int argc, char** argv);
 int run_order(int argc, char** argv);
 int run_step_wrap(int argc, char** argv);
 int run_moe(int argc, char** argv);
+int run_hosts(int argc, char** argv);  // under stratarun --netns
 
 }  // namespace mp

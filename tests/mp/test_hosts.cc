@@ -1,0 +1,125 @@
+// Case `hosts`: collectives across hosts (run under stratarun --netns, one namespace per host).
+//   - allreduce, broadcast, reduce, allgather, reducescatter with counts around the per-host
+//     shard and tail boundaries (0, 1, L-1 .. L+1, odd sizes, 1Mi+3), every root, heap and
+//     malloc buffers, in place and out of place; every element and guard checked bitwise.
+//     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
+//     another association than rank order, which float32 sum checks below instead.
+//   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
+//     reference.
+//   - barrier: a rank that arrives 200 ms late holds every other rank on every host.
+//   - what does not run across hosts yet fails with sclInvalidUsage, and the communicator goes on.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "calls.h"
+#include "reference.h"
+#include "tests.h"
+
+namespace mp {
+namespace {
+
+const Placement kPlacements[] = {
+    {"heap", Mem::kHeap, 0, Mem::kHeap, 0, false},
+    {"malloc+1", Mem::kMalloc, 1, Mem::kMalloc, 1, false},
+    {"heap", Mem::kHeap, 0, Mem::kHeap, 0, true},
+    {"malloc+1", Mem::kMalloc, 0, Mem::kMalloc, 1, true},
+};
+
+void float_sum_is_deterministic(const Comm& w, Tally& tally, size_t count, uint64_t seed) {
+  std::vector<float> in(count), out(count), want(count);
+  ref::fill_input(in.data(), sclFloat32, ref::Kind::kSum, seed, w.rank, 0, count);
+  MP_OK(sclAllReduce(in.data(), out.data(), count, sclFloat32, sclSum, w.comm, nullptr));
+  ref::fill_reduced(want.data(), sclFloat32, sclSum, seed, w.n, 0, count);
+  CallInfo info{"allreduce float32 sum", sclFloat32, sclSum, count, -1, "across hosts"};
+  size_t far = 0;
+  for (size_t i = 0; i < count; ++i) {
+    // Inputs lie in [-16, 16): a sum of n of them rounds by at most n ulps of 16 * n.
+    far += std::fabs(out[i] - want[i]) > float(w.n) * 16.0f * float(w.n) * 1.2e-7f;
+  }
+  tally.expect(far == 0, info, std::to_string(far) + " elements beyond rounding");
+  // Every rank must hold the very same bits.
+  uint64_t mine = hash_bytes(out.data(), count * sizeof(float));
+  std::vector<uint64_t> all(size_t(w.n));
+  MP_OK(sclAllGather(&mine, all.data(), 1, sclUint64, w.comm, nullptr));
+  for (int r = 0; r < w.n; ++r) {
+    tally.expect(all[size_t(r)] == all[0], info, "rank " + std::to_string(r) + " differs");
+  }
+}
+
+void late_rank_holds_the_barrier(const Comm& w, Tally& tally) {
+  const int late = w.n - 1;
+  MP_OK(sclBarrier(w.comm, nullptr));
+  const double t0 = now();
+  if (w.rank == late) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  MP_OK(sclBarrier(w.comm, nullptr));
+  const double waited = now() - t0;
+  tally.expect(waited > 0.15, CallInfo{"barrier", sclUint8, -1, 0, late, "across hosts"},
+               "left after " + std::to_string(waited) + " s, before the late rank arrived");
+}
+
+}  // namespace
+
+int run_hosts(int argc, char**) {
+  if (argc != 0) fatal("hosts: takes no arguments");
+  const Comm& w = world();
+  Tally& tally = global_tally();
+  uint64_t call_index = 0;
+  auto run = [&](Coll coll, sclDataType_t dtype, int op, size_t count, int root) {
+    for (const Placement& pl : kPlacements) {
+      if (pl.in_place && !has_in_place(coll)) continue;
+      CallSpec spec;
+      spec.coll = coll;
+      spec.dtype = dtype;
+      spec.op = op;
+      spec.count = count;
+      spec.root = root;
+      spec.placement = pl;
+      spec.seed = ref::make_seed(0x4057, ++call_index);
+      PreparedCall call(w, spec);
+      const sclResult_t r = call.issue(nullptr);
+      if (r != sclSuccess) {
+        fatal("%s returned %d (%s): %s", call.info().text().c_str(), int(r), sclGetErrorString(r),
+              sclGetLastError(w.comm));
+      }
+      call.verify(tally);
+    }
+  };
+  const size_t n = size_t(w.n);
+  const struct {
+    sclDataType_t dtype;
+    sclRedOp_t op;
+  } exact[] = {{sclInt32, sclSum}, {sclInt64, sclProd},  {sclFloat32, sclMax},
+               {sclUint8, sclAvg}, {sclFloat64, sclMin}, {sclInt32, sclAvg}};
+  for (size_t count : {size_t(0), size_t(1), n - 1, n, n + 1, size_t(1000), size_t(65537)}) {
+    for (const auto& e : exact) {
+      run(Coll::kAllReduce, e.dtype, e.op, count, -1);
+      run(Coll::kReduceScatter, e.dtype, e.op, count, -1);
+      for (int root = 0; root < w.n; ++root) run(Coll::kReduce, e.dtype, e.op, count, root);
+    }
+    for (int root = 0; root < w.n; ++root) run(Coll::kBroadcast, sclUint8, -1, count, root);
+    run(Coll::kAllGather, sclFloat32, -1, count, -1);
+    run(Coll::kAllGather, sclUint8, -1, count, -1);
+  }
+  const size_t big = (size_t(1) << 20) + 3;
+  run(Coll::kAllReduce, sclInt32, sclSum, big, -1);
+  run(Coll::kBroadcast, sclFloat32, -1, big, w.n - 1);
+  run(Coll::kReduce, sclInt32, sclSum, big, 0);
+  run(Coll::kAllGather, sclFloat32, -1, big / n, -1);
+  run(Coll::kReduceScatter, sclInt32, sclSum, big / n, -1);
+  for (size_t count : {size_t(7), size_t(100003), big}) {
+    float_sum_is_deterministic(w, tally, count, ref::make_seed(0xF10A7, count));
+  }
+  late_rank_holds_the_barrier(w, tally);
+
+  float x = 1;
+  const sclResult_t r = sclAlltoAll(&x, &x, 0, sclFloat32, w.comm, nullptr);
+  tally.expect(r == sclInvalidUsage, CallInfo{"alltoall", sclFloat32, -1, 0, -1, "across hosts"},
+               std::string("returned ") + sclGetErrorString(r));
+  run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // still usable
+  return finish("hosts");
+}
+
+}  // namespace mp
