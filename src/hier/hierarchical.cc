@@ -19,6 +19,13 @@ Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemK
   return c;
 }
 
+Status Context::on_host(Status s) const {
+  if (s.ok()) return s;
+  const net::Topology& t = topo();
+  return Status(s.code(), "host " + std::to_string(t.host) + " (local rank k is rank " +
+                              std::to_string(t.world_of(t.host, 0)) + " + k): " + s.message());
+}
+
 sclRedOp_t summing(sclRedOp_t op) { return op == sclAvg ? sclSum : op; }
 
 void finish_average(const Call& call, char* buf, size_t count, int world_ranks) {
@@ -28,9 +35,9 @@ void finish_average(const Call& call, char* buf, size_t count, int world_ranks) 
 }
 
 Status barrier(Context& c) {
-  SCL_TRY(stratacl::barrier(c.local));
+  SCL_TRY(c.on_host(stratacl::barrier(c.local)));
   if (c.topo().local == 0) SCL_TRY(c.rail.barrier(c.local.deadline()));
-  return stratacl::barrier(c.local);
+  return c.on_host(stratacl::barrier(c.local));
 }
 
 Status run(Context& c, const Call& call) {

@@ -23,6 +23,9 @@ struct Context {
   net::Rail& rail;
   int world_rank = 0, world_ranks = 0;
   const net::Topology& topo() const { return rail.topology(); }
+  // A local step's error, with the host it happened on: its messages number ranks within the
+  // host (local rank k is world rank first + k).
+  Status on_host(Status s) const;
 };
 
 Status run(Context& c, const Call& call);

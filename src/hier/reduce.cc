@@ -17,9 +17,9 @@ Status reduce(Context& c, const Call& call) {
   // The host's partial: in the root's own buffer on the root, in scratch on the other hosts.
   std::vector<char> scratch(t.local == root_local && !root ? bytes : 0);
   char* partial = root ? call.recv : scratch.data();
-  SCL_TRY(stratacl::reduce_to_root(
+  SCL_TRY(c.on_host(stratacl::reduce_to_root(
       c.local, local_call(call, Coll::kReduce, call.send, partial,
-                          root ? call.recv_kind : MemKind::kForeign, call.count, root_local)));
+                          root ? call.recv_kind : MemKind::kForeign, call.count, root_local))));
   if (t.local != root_local) return Status::Ok();
   SCL_TRY(c.rail.reduce(partial, call.recv, call.count, call.dtype, summing(call.op), root_host,
                         c.local.deadline()));

@@ -17,9 +17,9 @@ Status reduce_scatter(Context& c, const Call& call) {
   for (int h = 0; h < t.hosts; ++h) {
     parts.push_back(scratch.data() + size_t(h) * bytes);
     const size_t range = size_t(t.world_of(h, 0)) * bytes;
-    SCL_TRY(stratacl::reduce_scatter(
+    SCL_TRY(c.on_host(stratacl::reduce_scatter(
         c.local, local_call(call, Coll::kReduceScatter, call.send.at(range), parts.back(),
-                            MemKind::kForeign, call.count)));
+                            MemKind::kForeign, call.count))));
   }
   SCL_TRY(c.rail.reduce_scatter(parts, call.recv, call.count, call.dtype, summing(call.op),
                                 c.local.deadline()));

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <rdma/fi_domain.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/config.h"
@@ -108,7 +109,10 @@ std::vector<std::string> describe_candidates() {
   std::vector<std::string> out;
   Result<InfoPtr> all = getinfo("");
   if (!all.ok()) return {all.status().message()};
-  for (const fi_info* i = all->get(); i; i = i->next) out.push_back(describe(*i));
+  for (const fi_info* i = all->get(); i; i = i->next) {
+    std::string line = describe(*i);  // entries differ in attributes this line does not show
+    if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(std::move(line));
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "exec/copy.h"
 #include "exec/cost_model.h"
 #include "fabric/heap.h"
+#include "net/provider.h"
 #include "reduce/reduce.h"
 #include "stratacl/stratacl.h"
 #include "sync/waiter.h"
@@ -67,6 +68,18 @@ double measure_gbps(int threads) {
   return runs[runs.size() / 2];
 }
 
+// Between hosts: what libfabric offers here and which one a communicator would take.
+void print_network() {
+  std::printf("\nnetwork (libfabric %u.%u), used only when ranks span hosts:\n",
+              FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+  Result<net::InfoPtr> chosen = net::choose_provider();
+  std::printf("  chosen        : %s\n",
+              chosen.ok() ? net::describe(**chosen).c_str() : chosen.status().message().c_str());
+  for (const std::string& line : net::describe_candidates()) {
+    std::printf("  offered       : %s\n", line.c_str());
+  }
+}
+
 void calibrate(const CostModel& m) {
   std::printf("calibration (memcpy, 64 MiB per thread, median of 5):\n");
   std::printf("%8s %12s %12s\n", "threads", "measured", "model");
@@ -118,6 +131,7 @@ int main(int argc, char** argv) {
   std::printf("staging area    : %lld bytes per communicator, touched only for foreign buffers\n",
               (long long)process_value(Var::kStagingBytes));
   print_model(model);
+  print_network();
 
   std::printf("\n%-28s %-16s %-12s %s\n", "variable", "value", "source", "meaning");
   for (const VarSpec& v : all_vars()) {
