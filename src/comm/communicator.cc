@@ -34,7 +34,9 @@ Status Communicator::run(uint32_t ticket, const Call& call) {
 
 Status Communicator::run_p2p(uint32_t ticket, std::span<const P2POp> ops) {
   return in_turn(ticket, "send/recv", [&] {
-    return rail_ ? local_only("send/recv") : stratacl::run_p2p(ctx_, p2p_, ops);
+    if (!rail_) return stratacl::run_p2p(ctx_, p2p_, ops);
+    hier::Context hc{ctx_, *rail_, world_rank_, world_nranks_};
+    return hier::p2p(hc, p2p_, ops);
   });
 }
 

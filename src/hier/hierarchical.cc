@@ -54,6 +54,14 @@ Status run(Context& c, const Call& call) {
       return reduce_scatter(c, call);
     case Coll::kBarrier:
       return barrier(c);
+    case Coll::kAlltoAll:
+      return alltoall(c, call);
+    case Coll::kAlltoAllv:
+      return alltoallv(c, call);
+    case Coll::kGather:
+      return gather(c, call);
+    case Coll::kScatter:
+      return scatter(c, call);
     default:
       return Errorf(sclInvalidUsage, "%s across hosts is not supported yet (issue 12)",
                     coll_name(call.coll));

@@ -9,11 +9,17 @@
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
 //   barrier         local barrier, rail 0 barrier, local barrier.
+//   alltoall(v)     local alltoallv for the host's blocks; the rest straight over the network.
+//   gather/scatter  the root's host locally; other ranks' blocks straight to or from the root.
+//   send/recv       local single copy within the host; network messages between hosts.
 // Averages sum everywhere and divide once at the end, so every rank divides by the world size.
 #pragma once
 
+#include <span>
+
 #include "coll/call.h"
 #include "coll/context.h"
+#include "coll/p2p.h"
 #include "net/rail.h"
 
 namespace stratacl::hier {
@@ -36,6 +42,11 @@ Status broadcast(Context& c, const Call& call);
 Status reduce(Context& c, const Call& call);
 Status reduce_scatter(Context& c, const Call& call);
 Status barrier(Context& c);
+Status alltoall(Context& c, const Call& call);
+Status alltoallv(Context& c, const Call& call);
+Status gather(Context& c, const Call& call);
+Status scatter(Context& c, const Call& call);
+Status p2p(Context& c, P2PState& state, std::span<const P2POp> ops);
 
 // A call on this host's ranks, with the world call's dtype and op (an average sums).
 Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemKind recv_kind,

@@ -5,7 +5,14 @@
 namespace stratacl::net {
 namespace {
 
-Transfer send_to(int peer, const void* buf, size_t bytes) {
+// The three tag spaces (below 2^48, see Endpoint): rail batches, world batches, point-to-point.
+constexpr uint64_t kWorldTags = uint64_t(1) << 46;
+constexpr uint64_t kP2PTags = uint64_t(2) << 46;
+constexpr uint64_t kTagMask = kWorldTags - 1;
+
+}  // namespace
+
+Transfer Rail::send_to(int peer, const void* buf, size_t bytes) {
   Transfer t;
   t.send = true;
   t.peer = peer;
@@ -14,13 +21,15 @@ Transfer send_to(int peer, const void* buf, size_t bytes) {
   return t;
 }
 
-Transfer recv_from(int peer, void* buf, size_t bytes) {
+Transfer Rail::recv_from(int peer, void* buf, size_t bytes) {
   Transfer t;
   t.peer = peer;
   t.buf = buf;
   t.bytes = bytes;
   return t;
 }
+
+namespace {
 
 // Combines `in` into `acc`, in the order (acc op in).
 void combine(char* acc, const char* in, size_t count, sclDataType_t dt, sclRedOp_t op) {
@@ -34,10 +43,30 @@ std::string Rail::who(int world) const {
   return "rank " + std::to_string(world) + " (host " + std::to_string(topo_.host_of(world)) + ")";
 }
 
-Status Rail::run(std::span<Transfer> batch, const Deadline& d) {
-  const uint64_t tag = ++tag_;
-  for (Transfer& t : batch) t.tag = tag;
+Status Rail::run_tagged(std::span<Transfer> batch, const Deadline& d) {
   return ep_->run(batch, d, stop_, [this](int w) { return who(w); });
+}
+
+Status Rail::run(std::span<Transfer> batch, const Deadline& d) {
+  const uint64_t tag = ++tag_ & kTagMask;
+  for (Transfer& t : batch) t.tag = tag;
+  return run_tagged(batch, d);
+}
+
+Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
+  const uint64_t tag = kWorldTags | (++world_tag_ & kTagMask);
+  for (Transfer& t : batch) t.tag = tag;
+  return run_tagged(batch, d);
+}
+
+Status Rail::point_to_point(std::span<Transfer> batch, const Deadline& d) {
+  const size_t n = size_t(topo_.hosts * topo_.per_host);
+  sent_.resize(n), received_.resize(n);
+  for (Transfer& t : batch) {
+    uint64_t& k = (t.send ? sent_ : received_)[size_t(t.peer)];
+    t.tag = kP2PTags | (++k & kTagMask);
+  }
+  return run_tagged(batch, d);
 }
 
 char* Rail::scratch(size_t bytes) {

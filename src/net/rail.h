@@ -45,15 +45,28 @@ class Rail {
   // Returns when every host's rail peer has called it.
   Status barrier(const Deadline& d);
 
+  // Beyond the rail: transfers with any rank (Transfer::peer is a world rank). Every rank of
+  // the communicator calls exchange() once per collective that uses it, with an empty batch if
+  // it has nothing to move, so that all ranks number these batches alike.
+  Status exchange(std::span<Transfer> batch, const Deadline& d);
+  // Point-to-point: the k-th send from a to b matches b's k-th receive from a (NCCL's order).
+  Status point_to_point(std::span<Transfer> batch, const Deadline& d);
+  static Transfer send_to(int peer, const void* buf, size_t bytes);
+  static Transfer recv_from(int peer, void* buf, size_t bytes);
+
  private:
   int peer(int h) const { return topo_.world_of(h, topo_.local); }
+  // Runs a batch whose transfers already carry their tags.
+  Status run_tagged(std::span<Transfer> batch, const Deadline& d);
   Status run(std::span<Transfer> batch, const Deadline& d);
   char* scratch(size_t bytes);
 
   std::unique_ptr<Endpoint> ep_;
   Topology topo_;
   StopCheck stop_;
-  uint64_t tag_ = 0;
+  uint64_t tag_ = 0;                       // rail batches
+  uint64_t world_tag_ = 0;                 // exchange() batches
+  std::vector<uint64_t> sent_, received_;  // point-to-point, per world rank
   std::vector<char> scratch_;
 };
 

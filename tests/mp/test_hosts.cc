@@ -7,7 +7,9 @@
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
 //     reference.
 //   - barrier: a rank that arrives 200 ms late holds every other rank on every host.
-//   - what does not run across hosts yet fails with sclInvalidUsage, and the communicator goes on.
+//   - alltoall, alltoallv, gather, scatter (every root) and a send/recv ring, the same way.
+//   - what does not run across hosts yet (split) fails with sclInvalidUsage, and the
+//     communicator goes on.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -102,6 +104,13 @@ int run_hosts(int argc, char**) {
     for (int root = 0; root < w.n; ++root) run(Coll::kBroadcast, sclUint8, -1, count, root);
     run(Coll::kAllGather, sclFloat32, -1, count, -1);
     run(Coll::kAllGather, sclUint8, -1, count, -1);
+    run(Coll::kAlltoAll, sclInt32, -1, count, -1);
+    run(Coll::kAlltoAllv, sclUint8, -1, count, -1);
+    run(Coll::kSendRecvRing, sclFloat64, -1, count, -1);
+    for (int root = 0; root < w.n; ++root) {
+      run(Coll::kGather, sclInt64, -1, count, root);
+      run(Coll::kScatter, sclUint8, -1, count, root);
+    }
   }
   const size_t big = (size_t(1) << 20) + 3;
   run(Coll::kAllReduce, sclInt32, sclSum, big, -1);
@@ -109,14 +118,18 @@ int run_hosts(int argc, char**) {
   run(Coll::kReduce, sclInt32, sclSum, big, 0);
   run(Coll::kAllGather, sclFloat32, -1, big / n, -1);
   run(Coll::kReduceScatter, sclInt32, sclSum, big / n, -1);
+  run(Coll::kAlltoAll, sclFloat32, -1, big / n, -1);
+  run(Coll::kAlltoAllv, sclFloat32, -1, big / n, -1);
+  run(Coll::kSendRecvRing, sclFloat32, -1, big, -1);
   for (size_t count : {size_t(7), size_t(100003), big}) {
     float_sum_is_deterministic(w, tally, count, ref::make_seed(0xF10A7, count));
   }
   late_rank_holds_the_barrier(w, tally);
 
-  float x = 1;
-  const sclResult_t r = sclAlltoAll(&x, &x, 0, sclFloat32, w.comm, nullptr);
-  tally.expect(r == sclInvalidUsage, CallInfo{"alltoall", sclFloat32, -1, 0, -1, "across hosts"},
+  sclComm_t child = nullptr;
+  const sclResult_t r = sclCommSplit(w.comm, 0, w.rank, &child, nullptr);
+  tally.expect(r == sclInvalidUsage && child == nullptr,
+               CallInfo{"split", sclUint8, -1, 0, -1, "across hosts"},
                std::string("returned ") + sclGetErrorString(r));
   run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // still usable
   return finish("hosts");

@@ -1,0 +1,48 @@
+// Alltoall and alltoallv across hosts: the blocks between ranks of one host go through the
+// intra-host zero-copy alltoallv; every other block travels straight to its rank over the
+// network, all in one batch.
+#include <vector>
+
+#include "coll/algorithms.h"
+#include "hier/hierarchical.h"
+#include "reduce/reduce.h"
+
+namespace stratacl::hier {
+
+Status alltoallv(Context& c, const Call& call) {
+  const net::Topology& t = c.topo();
+  const size_t es = reduce::dtype_size(call.dtype);
+  const int first = t.world_of(t.host, 0);
+  std::vector<size_t> arrays[4];
+  for (int l = 0; l < t.per_host; ++l) {
+    arrays[0].push_back(call.sendcounts[first + l]);
+    arrays[1].push_back(call.sdispls[first + l]);
+    arrays[2].push_back(call.recvcounts[first + l]);
+    arrays[3].push_back(call.rdispls[first + l]);
+  }
+  Call local = local_call(call, Coll::kAlltoAllv, call.send, call.recv, call.recv_kind, 0);
+  local.sendcounts = arrays[0].data(), local.sdispls = arrays[1].data();
+  local.recvcounts = arrays[2].data(), local.rdispls = arrays[3].data();
+  SCL_TRY(c.on_host(stratacl::alltoallv(c.local, local)));
+  std::vector<net::Transfer> batch;
+  for (int w = 0; w < c.world_ranks; ++w) {
+    if (t.host_of(w) == t.host) continue;
+    batch.push_back(
+        net::Rail::send_to(w, call.send.ptr + call.sdispls[w] * es, call.sendcounts[w] * es));
+    batch.push_back(
+        net::Rail::recv_from(w, call.recv + call.rdispls[w] * es, call.recvcounts[w] * es));
+  }
+  return c.rail.exchange(batch, c.local.deadline());
+}
+
+Status alltoall(Context& c, const Call& call) {
+  std::vector<size_t> counts(size_t(c.world_ranks), call.count), displs;
+  for (int w = 0; w < c.world_ranks; ++w) displs.push_back(size_t(w) * call.count);
+  Call v = call;
+  v.coll = Coll::kAlltoAllv;
+  v.sendcounts = v.recvcounts = counts.data();
+  v.sdispls = v.rdispls = displs.data();
+  return alltoallv(c, v);
+}
+
+}  // namespace stratacl::hier

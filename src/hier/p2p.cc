@@ -1,0 +1,30 @@
+// Send/receive across hosts: operations with ranks of this host go through the intra-host
+// single-copy path (their peers renumbered within the host); the others are network messages,
+// matched per pair in posting order. The host's part runs first, on every rank alike.
+#include <vector>
+
+#include "hier/hierarchical.h"
+#include "reduce/reduce.h"
+
+namespace stratacl::hier {
+
+Status p2p(Context& c, P2PState& state, std::span<const P2POp> ops) {
+  const net::Topology& t = c.topo();
+  const int first = t.world_of(t.host, 0);
+  std::vector<P2POp> local;
+  std::vector<net::Transfer> remote;
+  for (const P2POp& op : ops) {
+    const size_t bytes = op.count * reduce::dtype_size(op.dtype);
+    if (t.host_of(op.peer) == t.host) {
+      local.push_back(op);
+      local.back().peer = op.peer - first;
+    } else {
+      remote.push_back(op.is_send ? net::Rail::send_to(op.peer, op.send.ptr, bytes)
+                                  : net::Rail::recv_from(op.peer, op.recv, bytes));
+    }
+  }
+  if (!local.empty()) SCL_TRY(c.on_host(stratacl::run_p2p(c.local, state, local)));
+  return c.rail.point_to_point(remote, c.local.deadline());
+}
+
+}  // namespace stratacl::hier
