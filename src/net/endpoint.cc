@@ -1,5 +1,6 @@
 #include "net/endpoint.h"
 
+#include <poll.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
@@ -33,10 +34,13 @@ Result<std::unique_ptr<Endpoint>> Endpoint::open(int64_t spin_ns) {
   if ((rc = fi_domain(e->fabric_, i, &e->domain_, nullptr))) return fabric_error("fi_domain", rc);
   fi_cq_attr cq{};
   cq.format = FI_CQ_FORMAT_TAGGED;
-  cq.wait_obj = FI_WAIT_UNSPEC;  // so an idle wait can sleep in the provider
-  if (fi_cq_open(e->domain_, &cq, &e->cq_, nullptr) != 0) {
+  cq.wait_obj = FI_WAIT_FD;  // so an idle wait can sleep in poll() on it (see sleep())
+  if (fi_cq_open(e->domain_, &cq, &e->cq_, nullptr) != 0 ||
+      fi_control(&e->cq_->fid, FI_GETWAIT, &e->wait_fd_) != 0) {
+    if (e->cq_) fi_close(&e->cq_->fid);
+    e->cq_ = nullptr;
+    e->wait_fd_ = -1;
     cq.wait_obj = FI_WAIT_NONE;
-    e->can_sleep_ = false;
     if ((rc = fi_cq_open(e->domain_, &cq, &e->cq_, nullptr))) return fabric_error("fi_cq_open", rc);
   }
   fi_av_attr av{};
@@ -96,10 +100,23 @@ ssize_t Endpoint::post(Transfer& t) {
                 : fi_trecv(ep_, buf, t.bytes, nullptr, peer, tag, 0, &t.ctx);
 }
 
-Status Endpoint::reap(int sleep_ms, const PeerName& who, size_t* finished) {
+void Endpoint::sleep(int ms) {
+  // fi_trywait says whether nothing is pending that only a progress call would reveal; only
+  // then may we sleep on the descriptor. Without a descriptor, a short nap.
+  if (wait_fd_ >= 0) {
+    fid* fids[1] = {&cq_->fid};
+    if (fi_trywait(fabric_, fids, 1) != FI_SUCCESS) return;
+    pollfd p{wait_fd_, POLLIN, 0};
+    poll(&p, 1, ms);
+    return;
+  }
+  timespec ts{0, 50000};
+  nanosleep(&ts, nullptr);
+}
+
+Status Endpoint::reap(const PeerName& who, size_t* finished) {
   fi_cq_tagged_entry entries[16];
-  const ssize_t n = sleep_ms > 0 ? fi_cq_sread(cq_, entries, 16, nullptr, sleep_ms)
-                                 : fi_cq_read(cq_, entries, 16);
+  const ssize_t n = fi_cq_read(cq_, entries, 16);
   if (n > 0) {
     for (ssize_t k = 0; k < n; ++k) {
       auto* t = static_cast<Transfer*>(entries[k].op_context);
@@ -119,10 +136,6 @@ Status Endpoint::reap(int sleep_ms, const PeerName& who, size_t* finished) {
     const std::string peer = t ? who(t->peer) : std::string("a peer");
     return Errorf(sclRemoteError, "network error %s %s: %s", t && t->send ? "sending to" : "with",
                   peer.c_str(), fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
-  }
-  if (n == -FI_ENOSYS && sleep_ms > 0) {
-    can_sleep_ = false;
-    return Status::Ok();
   }
   if (n < 0 && n != -FI_EAGAIN) return fabric_error("reading completions", int(n));
   return Status::Ok();
@@ -150,8 +163,7 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
       ++posted;
     }
     if (!s.ok()) break;
-    const bool sleep = can_sleep_ && now_ns() - idle_since > spin_ns_;
-    s = reap(sleep ? std::clamp(deadline.remaining_ms(), 1, kMaxSleepMs) : 0, who, &finished);
+    s = reap(who, &finished);
     if (!s.ok()) break;
     if (finished != before || posted != posted_before) {
       idle_since = now_ns();
@@ -166,9 +178,8 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
     } else {
       s = stop();
     }
-    if (s.ok() && !can_sleep_ && now_ns() - idle_since > spin_ns_) {
-      timespec ts{0, 50000};
-      nanosleep(&ts, nullptr);
+    if (s.ok() && now_ns() - idle_since > spin_ns_) {
+      sleep(std::clamp(deadline.remaining_ms(), 1, kMaxSleepMs));
     }
   }
   if (!s.ok()) close();  // receives may still be posted into user buffers

@@ -4,7 +4,7 @@
 // receive is needed.
 //
 // Progress is manual: run() posts a batch of sends and receives and polls the completion queue
-// until every one has completed, spinning briefly and then sleeping in the provider's wait, and
+// until every one has completed, spinning briefly and then sleeping on the queue's descriptor, and
 // gives up at the deadline, on an abort, or on a completion error. A failed batch may leave
 // receives posted into user buffers, so the endpoint is closed at once: nothing can land later.
 #pragma once
@@ -60,8 +60,10 @@ class Endpoint {
  private:
   Endpoint() = default;
   ssize_t post(Transfer& t);
-  // Reads completions (blocking up to `sleep_ms` if > 0); counts the transfers they finish.
-  Status reap(int sleep_ms, const PeerName& who, size_t* finished);
+  // Reads completions; counts the transfers they finish.
+  Status reap(const PeerName& who, size_t* finished);
+  // Waits up to `ms` for the completion queue to have something (or returns at once).
+  void sleep(int ms);
   void close();
 
   InfoPtr info_;
@@ -73,7 +75,7 @@ class Endpoint {
   std::vector<fi_addr_t> peers_;
   int self_ = 0;
   int64_t spin_ns_ = 0;
-  bool can_sleep_ = true;  // the completion queue has a wait object
+  int wait_fd_ = -1;  // the completion queue's descriptor to sleep on, if it has one
 };
 
 }  // namespace stratacl::net

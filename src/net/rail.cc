@@ -79,6 +79,7 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
   const int H = topo_.hosts, h = topo_.host;
   if (H == 1 || count == 0) return Status::Ok();
   const size_t es = reduce::dtype_size(dt);
+  if (count * es <= kDirectMaxBytes) return allreduce_direct(buf, count, dt, op, d);
   auto first = [&](int c) { return count * size_t(c) / size_t(H); };  // chunk c's first element
   auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
   auto at = [&](int c) { return buf + first(c) * es; };
@@ -97,6 +98,24 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
     Transfer batch[2] = {send_to(next, at(out), bytes(out)), recv_from(prev, at(in), bytes(in))};
     SCL_TRY(run(batch, d));
   }
+  return Status::Ok();
+}
+
+Status Rail::allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+                              const Deadline& d) {
+  const int H = topo_.hosts, me = topo_.host;
+  const size_t bytes = count * reduce::dtype_size(dt);
+  char* in = scratch(bytes * size_t(H));
+  std::vector<Transfer> batch;
+  for (int h = 0; h < H; ++h) {
+    if (h == me) continue;
+    batch.push_back(send_to(peer(h), buf, bytes));
+    batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
+  }
+  SCL_TRY(run(batch, d));
+  std::vector<const void*> srcs;
+  for (int h = 0; h < H; ++h) srcs.push_back(h == me ? buf : in + size_t(h) * bytes);
+  reduce::reduce_n(buf, srcs.data(), H, count, dt, op, 1);
   return Status::Ok();
 }
 

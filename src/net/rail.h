@@ -26,8 +26,10 @@ class Rail {
   const Endpoint& endpoint() const { return *ep_; }
   std::string who(int world) const;  // "rank 3 (host 1)"
 
-  // Every host ends with the reduction over hosts of `count` elements at buf (ring reduce-
-  // scatter then ring allgather; reductions in ring order, identical bits everywhere).
+  // Every host ends with the reduction over hosts of `count` elements at buf, identical bits
+  // everywhere. Up to kDirectMaxBytes, one round: every host sends its buffer to every other and
+  // reduces all of them in host order. Above, ring reduce-scatter then ring allgather (each
+  // chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host instead of H-1.
   // op is sum, prod, max or min: averages divide afterwards.
   Status allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op, const Deadline& d);
   // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
@@ -55,7 +57,10 @@ class Rail {
   static Transfer recv_from(int peer, void* buf, size_t bytes);
 
  private:
+  static constexpr size_t kDirectMaxBytes = 64 << 10;
   int peer(int h) const { return topo_.world_of(h, topo_.local); }
+  Status allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+                          const Deadline& d);
   // Runs a batch whose transfers already carry their tags.
   Status run_tagged(std::span<Transfer> batch, const Deadline& d);
   Status run(std::span<Transfer> batch, const Deadline& d);
