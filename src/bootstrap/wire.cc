@@ -47,7 +47,7 @@ class Reader {
   }
   bool get_bytes(void* p, size_t n) {
     if (b_.size() - pos_ < n) return false;
-    std::memcpy(p, b_.data() + pos_, n);
+    if (n) std::memcpy(p, b_.data() + pos_, n);  // an empty blob's vector may have no storage
     pos_ += n;
     return true;
   }

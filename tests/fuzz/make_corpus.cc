@@ -92,7 +92,9 @@ Corpus wire_corpus() {
   c["stream_hello_table_error"] = cat({{2}, hello, encode_table(ranks(2)), encode_error("boom")});
   c["hello_bad_magic"] = cat({{2}, with_byte(hello, 0, 0x42)});
   c["hello_bad_version"] = cat({{2}, with_byte(hello, 4, 2)});
-  c["hello_bad_type"] = cat({{2}, with_byte(hello, 6, 4)});
+  c["hello_bad_type"] = cat({{2}, with_byte(hello, 6, 0x40)});
+  c["blob"] = cat({{0}, encode_blob(Bytes{10, 213, 5, 1})});
+  c["blobs_2"] = cat({{2}, encode_blobs({Bytes{1, 2, 3}, Bytes{}})});
   c["hello_too_long"] = cat({{2}, huge});
   c["hello_truncated"] = cat({{2}, Bytes(hello.begin(), hello.end() - 5)});
   c["hello_pid_zero"] = cat({{1}, encode_hello(kSeedSecret, pid0)});
