@@ -193,7 +193,13 @@ int run(int argc, char** argv) {
   const bool reduce_scatter = rs_env != nullptr && std::string(rs_env) == "1";
 
   gloo::transport::tcp::attr attr;
-  attr.hostname = "127.0.0.1";
+  // Across hosts (bench/compare --hosts), the interface the ranks reach each other on, named as
+  // torch's gloo backend names it; on one host, loopback.
+  if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME")) {
+    attr.iface = iface;
+  } else {
+    attr.hostname = "127.0.0.1";
+  }
   auto device = gloo::transport::tcp::CreateDevice(attr);
   gloo::rendezvous::FileStore store(o.store);
   auto context = std::make_shared<gloo::rendezvous::Context>(rank, nranks);
@@ -201,8 +207,10 @@ int run(int argc, char** argv) {
   context->connectFullMesh(store, device);
 
   if (rank == 0) {
-    std::printf("# %s: Gloo %d.%d.%d, transport tcp on 127.0.0.1, rendezvous FileStore\n", library,
-                GLOO_VERSION_MAJOR, GLOO_VERSION_MINOR, GLOO_VERSION_PATCH);
+    const char* iface = std::getenv("GLOO_SOCKET_IFNAME");
+    std::printf("# %s: Gloo %d.%d.%d, transport tcp on %s, rendezvous FileStore\n", library,
+                GLOO_VERSION_MAJOR, GLOO_VERSION_MINOR, GLOO_VERSION_PATCH,
+                iface ? iface : "127.0.0.1");
   }
   GlooBench bench(context, o.max_bytes / sizeof(float) + 16);
   uint64_t total_wrong = 0;
