@@ -1,6 +1,9 @@
-// Hierarchical allreduce (hierarchical.h). The count splits into L equal shards plus a tail of
-// fewer than L elements; the tail is reduced by every rank (local allreduce, then every rail),
-// which costs at most L - 1 elements twice and keeps the shards equal for the local steps.
+// Hierarchical allreduce (hierarchical.h). Small counts (up to the rail's direct size): one local
+// allreduce, then every rail reduces the host sums in one direct round, so the call costs one
+// local step and one network round trip (every rail carries the whole small buffer: redundant
+// bytes, no extra round). Larger counts split into L equal shards plus a tail of fewer than L
+// elements; the tail is reduced by every rank (local allreduce, then every rail), which costs at
+// most L - 1 elements twice and keeps the shards equal for the local steps.
 #include "coll/algorithms.h"
 #include "hier/hierarchical.h"
 #include "reduce/reduce.h"
@@ -10,8 +13,13 @@ namespace stratacl::hier {
 Status allreduce(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
   const size_t es = reduce::dtype_size(call.dtype);
-  const size_t shard = call.count / size_t(t.per_host), main = shard * size_t(t.per_host);
-  const size_t tail = call.count - main;
+  size_t shard = call.count / size_t(t.per_host), main = shard * size_t(t.per_host);
+  size_t tail = call.count - main;
+  if (call.count * es <= net::Rail::kDirectMaxBytes) {
+    shard = 0;
+    main = 0;
+    tail = call.count;
+  }
   if (shard > 0) {
     char* mine = call.recv + size_t(t.local) * shard * es;
     SCL_TRY(c.on_host(stratacl::reduce_scatter(

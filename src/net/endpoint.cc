@@ -4,6 +4,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -22,12 +23,13 @@ Status fabric_error(const char* what, int rc) {
 
 }  // namespace
 
-Result<std::unique_ptr<Endpoint>> Endpoint::open(int64_t spin_ns) {
+Result<std::unique_ptr<Endpoint>> Endpoint::open(int64_t spin_ns, bool yield) {
   Result<InfoPtr> info = choose_provider();
   if (!info.ok()) return info.status();
   std::unique_ptr<Endpoint> e(new Endpoint());
   e->info_ = std::move(*info);
   e->spin_ns_ = spin_ns;
+  e->yield_ = yield;
   fi_info* i = e->info_.get();
   int rc = fi_fabric(i->fabric_attr, &e->fabric_, nullptr);
   if (rc) return fabric_error("fi_fabric", rc);
@@ -180,6 +182,8 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
     }
     if (s.ok() && now_ns() - idle_since > spin_ns_) {
       sleep(std::clamp(deadline.remaining_ms(), 1, kMaxSleepMs));
+    } else if (s.ok() && yield_) {
+      sched_yield();
     }
   }
   if (!s.ok()) close();  // receives may still be posted into user buffers

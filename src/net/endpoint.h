@@ -42,7 +42,8 @@ using PeerName = std::function<std::string(int peer)>;
 
 class Endpoint {
  public:
-  static Result<std::unique_ptr<Endpoint>> open(int64_t spin_ns);
+  // Waits spin `spin_ns` (yielding the core between polls if `yield`), then sleep.
+  static Result<std::unique_ptr<Endpoint>> open(int64_t spin_ns, bool yield);
   ~Endpoint();
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
@@ -75,6 +76,7 @@ class Endpoint {
   std::vector<fi_addr_t> peers_;
   int self_ = 0;
   int64_t spin_ns_ = 0;
+  bool yield_ = false;
   int wait_fd_ = -1;  // the completion queue's descriptor to sleep on, if it has one
 };
 

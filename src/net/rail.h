@@ -20,6 +20,8 @@ namespace stratacl::net {
 
 class Rail {
  public:
+  // Largest allreduce done in one direct round (below).
+  static constexpr size_t kDirectMaxBytes = 64 << 10;
   Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop)
       : ep_(std::move(ep)), topo_(topo), stop_(std::move(stop)) {}
   const Topology& topology() const { return topo_; }
@@ -57,7 +59,6 @@ class Rail {
   static Transfer recv_from(int peer, void* buf, size_t bytes);
 
  private:
-  static constexpr size_t kDirectMaxBytes = 64 << 10;
   int peer(int h) const { return topo_.world_of(h, topo_.local); }
   Status allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                           const Deadline& d);
