@@ -27,8 +27,8 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
   // The child's ranks share the host with all of ours: its workers are sized for those.
   child->host_ranks_ = std::max(host_ranks_, ctx_.nranks);
   std::vector<Member> members;
+  std::vector<net::SplitCard> cards;  // across hosts: every rank's colour, key and address
   Status s = in_turn(ticket, "split", [&]() -> Status {
-    if (rail_) return local_only("split");
     Status prepared;
     if (config) {
       Result<CommConfig> cfg = resolve_comm_config(config);
@@ -47,26 +47,32 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
     }
     Call call;
     call.coll = Coll::kSplit;
-    return run_step(ctx_, make_desc(ctx_, call), [&](const std::vector<CallDesc>&) -> Status {
-      for (int p = 0; p < ctx_.nranks; ++p) {
-        const SplitAnnouncement& a = *layout_.split.in(ctx_.cb(p));
-        if (a.prepared != sclSuccess) {
-          if (p == ctx_.rank) return prepared;
-          return Errorf(sclInvalidUsage, "%s: rank %d could not prepare its part: %s",
-                        ctx_.where().c_str(), p, sclGetErrorString(peer_result(a.prepared)));
-        }
-        if (color < 0 || a.color != color) continue;
-        bootstrap::RankInfo info;
-        info.pid = pids_[size_t(p)];
-        info.heap_nonce = heap_nonces_[size_t(p)];
-        info.cb_offset = a.cb_offset;
-        info.doorbell_offset = a.doorbell_offset;
-        info.staging_offset = a.staging_offset;
-        info.staging_bytes = a.staging_bytes;
-        members.push_back(Member{a.key, p, info});
-      }
-      return Status::Ok();
-    });
+    Status here =
+        run_step(ctx_, make_desc(ctx_, call), [&](const std::vector<CallDesc>&) -> Status {
+          for (int p = 0; p < ctx_.nranks; ++p) {
+            const SplitAnnouncement& a = *layout_.split.in(ctx_.cb(p));
+            if (a.prepared != sclSuccess) {
+              if (p == ctx_.rank) return prepared;
+              return Errorf(sclInvalidUsage, "%s: rank %d could not prepare its part: %s",
+                            ctx_.where().c_str(), p, sclGetErrorString(peer_result(a.prepared)));
+            }
+            if (color < 0 || a.color != color) continue;
+            bootstrap::RankInfo info;
+            info.pid = pids_[size_t(p)];
+            info.heap_nonce = heap_nonces_[size_t(p)];
+            info.cb_offset = a.cb_offset;
+            info.doorbell_offset = a.doorbell_offset;
+            info.staging_offset = a.staging_offset;
+            info.staging_bytes = a.staging_bytes;
+            members.push_back(Member{a.key, p, info});
+          }
+          return Status::Ok();
+        });
+    if (!rail_) return here;
+    // Across hosts every rank takes part in the exchange, even after a failure here, so that no
+    // rank on another host waits for it.
+    Status across = share_split(color, key, here, child.get(), &cards);
+    return here.ok() ? across : here;
   });
   if (!s.ok() || color < 0) {
     if (!s.ok()) return s;
@@ -92,7 +98,9 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
     }
     maps.push_back(std::move(*m));
   }
-  if (Status init = child->init_from_table(table, std::move(maps)); !init.ok()) {
+  Status init = child->init_from_table(table, std::move(maps));
+  if (init.ok() && rail_) init = child->join_across_hosts(cards, color, world_rank_, *rail_);
+  if (!init.ok()) {
     child->abandon_init();
     return init;
   }

@@ -110,6 +110,12 @@ class Communicator : public sclComm {
                            const Deadline& deadline);
   // An error for what does not run across hosts yet.
   Status local_only(const char* what) const;
+  // sclCommSplit across hosts (comm/split_across_hosts.cc): every rank's card over the parent's
+  // network (opening the child's endpoint first), then the child's rail.
+  Status share_split(int color, int key, const Status& here, Communicator* child,
+                     std::vector<net::SplitCard>* cards);
+  Status join_across_hosts(const std::vector<net::SplitCard>& cards, int color, int parent_rank,
+                           const net::Rail& parent);
   Status agree_on_settings();
   Status finish_call(Status s);
   // Init failed after peers learned where our blocks are: see communicator_init.cc.
@@ -118,7 +124,8 @@ class Communicator : public sclComm {
 
   CommConfig cfg_;
   ControlLayout layout_;
-  std::unique_ptr<net::Rail> rail_;  // set when the ranks span hosts
+  std::unique_ptr<net::Rail> rail_;          // set when the ranks span hosts
+  std::unique_ptr<net::Endpoint> child_ep_;  // a split child's endpoint, until it has a rail
   int world_rank_ = 0, world_nranks_ = 0;
   CollContext ctx_;
   std::vector<PeerHeapRef> maps_;

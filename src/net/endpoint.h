@@ -40,6 +40,14 @@ struct Transfer {
 using StopCheck = std::function<Status()>;
 using PeerName = std::function<std::string(int peer)>;
 
+// What a rank tells the others when a communicator that spans hosts splits: fixed size, so the
+// cards travel in one allgather.
+struct SplitCard {
+  int32_t color = 0, key = 0, result = 0;  // result: sclSuccess, or why this rank cannot join
+  uint32_t name_bytes = 0;
+  uint8_t name[112] = {};  // the child's endpoint address
+};
+
 class Endpoint {
  public:
   // Waits spin `spin_ns` (yielding the core between polls if `yield`), then sleep.
@@ -49,6 +57,7 @@ class Endpoint {
   Endpoint& operator=(const Endpoint&) = delete;
 
   const fi_info& info() const { return *info_; }
+  int64_t spin_ns() const { return spin_ns_; }
   // Our address, to be published to the peers.
   std::vector<uint8_t> name() const;
   // Peer addresses, one per peer index (our own included).

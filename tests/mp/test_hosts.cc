@@ -8,11 +8,12 @@
 //     reference.
 //   - barrier: a rank that arrives 200 ms late holds every other rank on every host.
 //   - alltoall, alltoallv, gather, scatter (every root) and a send/recv ring, the same way.
-//   - what does not run across hosts yet (split) fails with sclInvalidUsage, and the
-//     communicator goes on.
+//   - splits: one rank per host (the child spans hosts), one host per child, and keys that
+//     interleave hosts (refused with sclInvalidUsage; the parent goes on).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -62,6 +63,40 @@ void late_rank_holds_the_barrier(const Comm& w, Tally& tally) {
                "left after " + std::to_string(waited) + " s, before the late rank arrived");
 }
 
+// Splits of a communicator across hosts: one rank per host (a child that spans the hosts), one
+// host per child (children without network), and keys that interleave hosts (refused, since
+// hosts must hold consecutive ranks; the parent goes on).
+template <typename RunOn>
+void splits(const Comm& w, Tally& tally, RunOn&& run_on) {
+  const char* per = std::getenv("STRATACL_LOCAL_WORLD_SIZE");  // stratarun --netns sets it
+  const int per_host = per ? std::atoi(per) : 1;
+  const int hosts = w.n / per_host, local = w.rank % per_host;
+  const struct {
+    const char* name;
+    int color, key, ranks;
+  } shapes[] = {{"one rank per host", local, w.rank, hosts},
+                {"one host", w.rank / per_host, w.rank, per_host}};
+  for (const auto& sh : shapes) {
+    sclComm_t child = nullptr;
+    MP_OK(sclCommSplit(w.comm, sh.color, sh.key, &child, nullptr));
+    const Comm c = describe(child);
+    tally.expect(c.n == sh.ranks, CallInfo{"split", sclUint8, -1, 0, -1, sh.name},
+                 std::to_string(c.n) + " ranks");
+    run_on(c, Coll::kAllReduce, sclInt32, sclSum, 4097, -1);
+    run_on(c, Coll::kAllGather, sclUint8, -1, 1001, -1);
+    run_on(c, Coll::kBroadcast, sclFloat32, -1, 70000, c.n - 1);
+    MP_OK(sclCommDestroy(child));
+  }
+  if (per_host > 1 && hosts > 1) {
+    sclComm_t child = nullptr;
+    const sclResult_t r =
+        sclCommSplit(w.comm, 0, local * hosts + w.rank / per_host, &child, nullptr);
+    tally.expect(r == sclInvalidUsage && child == nullptr,
+                 CallInfo{"split", sclUint8, -1, 0, -1, "hosts interleaved"},
+                 std::string("returned ") + sclGetErrorString(r) + ": " + sclGetLastError(w.comm));
+  }
+}
+
 }  // namespace
 
 int run_hosts(int argc, char**) {
@@ -69,7 +104,8 @@ int run_hosts(int argc, char**) {
   const Comm& w = world();
   Tally& tally = global_tally();
   uint64_t call_index = 0;
-  auto run = [&](Coll coll, sclDataType_t dtype, int op, size_t count, int root) {
+  auto run_on = [&](const Comm& on, Coll coll, sclDataType_t dtype, int op, size_t count,
+                    int root) {
     for (const Placement& pl : kPlacements) {
       if (pl.in_place && !has_in_place(coll)) continue;
       CallSpec spec;
@@ -80,14 +116,17 @@ int run_hosts(int argc, char**) {
       spec.root = root;
       spec.placement = pl;
       spec.seed = ref::make_seed(0x4057, ++call_index);
-      PreparedCall call(w, spec);
+      PreparedCall call(on, spec);
       const sclResult_t r = call.issue(nullptr);
       if (r != sclSuccess) {
         fatal("%s returned %d (%s): %s", call.info().text().c_str(), int(r), sclGetErrorString(r),
-              sclGetLastError(w.comm));
+              sclGetLastError(on.comm));
       }
       call.verify(tally);
     }
+  };
+  auto run = [&](Coll coll, sclDataType_t dtype, int op, size_t count, int root) {
+    run_on(w, coll, dtype, op, count, root);
   };
   const size_t n = size_t(w.n);
   const struct {
@@ -126,12 +165,8 @@ int run_hosts(int argc, char**) {
   }
   late_rank_holds_the_barrier(w, tally);
 
-  sclComm_t child = nullptr;
-  const sclResult_t r = sclCommSplit(w.comm, 0, w.rank, &child, nullptr);
-  tally.expect(r == sclInvalidUsage && child == nullptr,
-               CallInfo{"split", sclUint8, -1, 0, -1, "across hosts"},
-               std::string("returned ") + sclGetErrorString(r));
-  run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // still usable
+  splits(w, tally, run_on);
+  run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // the parent goes on
   return finish("hosts");
 }
 

@@ -1,0 +1,84 @@
+// sclCommSplit when the parent spans hosts. The split step on the parent's host (comm_split.cc)
+// gives each rank its colour's members on its own host; a card from every rank, allgathered over
+// the parent's network, gives the rest: the colour's members everywhere, ordered by key and then
+// parent rank, and their new endpoints' addresses. A child whose members share one host needs
+// no network; one that spans hosts gets its own endpoint and rail, with the parent's host
+// numbering, and must be laid out host by host (net/topology.h) like any communicator.
+#include <algorithm>
+#include <cstring>
+
+#include "comm/communicator.h"
+#include "hier/hierarchical.h"
+
+namespace stratacl {
+
+Status Communicator::share_split(int color, int key, const Status& here, Communicator* child,
+                                 std::vector<net::SplitCard>* cards) {
+  net::SplitCard mine;
+  mine.color = color, mine.key = key, mine.result = int32_t(here.code());
+  if (here.ok() && color >= 0) {
+    Result<std::unique_ptr<net::Endpoint>> ep =
+        net::Endpoint::open(rail_->endpoint().spin_ns(), true);
+    const std::vector<uint8_t> name = ep.ok() ? (*ep)->name() : std::vector<uint8_t>{};
+    if (!ep.ok() || name.empty() || name.size() > sizeof mine.name) {
+      mine.result = ep.ok() ? sclSystemError : int32_t(ep.status().code());
+    } else {
+      std::memcpy(mine.name, name.data(), name.size());
+      mine.name_bytes = uint32_t(name.size());
+      child->child_ep_ = std::move(*ep);
+    }
+  }
+  cards->assign(size_t(world_nranks_), net::SplitCard{});
+  Call call;
+  call.coll = Coll::kAllGather;
+  call.dtype = sclUint8;
+  call.count = sizeof mine;
+  call.send = LocalBuffer{reinterpret_cast<const char*>(&mine), MemKind::kForeign};
+  call.recv = reinterpret_cast<char*>(cards->data());
+  hier::Context hc{ctx_, *rail_, world_rank_, world_nranks_};
+  SCL_TRY(hier::allgather(hc, call));
+  for (int w = 0; w < world_nranks_; ++w) {
+    const net::SplitCard& c = (*cards)[size_t(w)];
+    if (c.result != sclSuccess && w != world_rank_) {
+      return Errorf(
+          sclInvalidUsage, "split: rank %d could not prepare its part: %s", w,
+          sclGetErrorString(c.result > 0 && c.result < sclNumResults ? sclResult_t(c.result)
+                                                                     : sclRemoteError));
+    }
+  }
+  return Status(sclResult_t(mine.result), mine.result == sclSuccess ? ""
+                                                                    : "split: this rank "
+                                                                      "could not open its "
+                                                                      "network endpoint");
+}
+
+Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards, int color,
+                                       int parent_rank, const net::Rail& parent) {
+  std::vector<int> members;  // parent ranks of our colour, in child rank order
+  for (int w = 0; w < int(cards.size()); ++w) {
+    if (cards[size_t(w)].color == color) members.push_back(w);
+  }
+  std::stable_sort(members.begin(), members.end(),
+                   [&](int a, int b) { return cards[size_t(a)].key < cards[size_t(b)].key; });
+  const net::Topology& pt = parent.topology();
+  std::vector<uint64_t> hosts;
+  std::vector<std::vector<uint8_t>> names;
+  int me = -1;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const net::SplitCard& c = cards[size_t(members[i])];
+    hosts.push_back(uint64_t(pt.host_of(members[i])));
+    names.emplace_back(c.name, c.name + std::min<size_t>(c.name_bytes, sizeof c.name));
+    if (members[i] == parent_rank) me = int(i);
+  }
+  std::unique_ptr<net::Endpoint> ep = std::move(child_ep_);
+  Result<net::Topology> topo = net::Topology::of(hosts, me);
+  if (!topo.ok()) return topo.status();
+  if (topo->hosts == 1) return Status::Ok();  // every member on our host: no network needed
+  SCL_TRY(ep->connect(names, me));
+  world_rank_ = me;
+  world_nranks_ = int(members.size());
+  rail_ = std::make_unique<net::Rail>(std::move(ep), *topo, [this] { return usable(); });
+  return Status::Ok();
+}
+
+}  // namespace stratacl
