@@ -32,6 +32,7 @@
 #include "fabric/peer_memory.h"
 #include "fabric/registration_cache.h"
 #include "fabric/staging.h"
+#include "hier/hierarchical.h"
 #include "moe/moe.h"
 #include "net/rail.h"
 #include "sync/liveness.h"
@@ -126,6 +127,7 @@ class Communicator : public sclComm {
   ControlLayout layout_;
   std::unique_ptr<net::Rail> rail_;          // set when the ranks span hosts
   std::unique_ptr<net::Endpoint> child_ep_;  // a split child's endpoint, until it has a rail
+  hier::Scratch hier_scratch_;               // partial results of calls across hosts
   int world_rank_ = 0, world_nranks_ = 0;
   CollContext ctx_;
   std::vector<PeerHeapRef> maps_;

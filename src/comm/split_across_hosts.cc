@@ -35,7 +35,7 @@ Status Communicator::share_split(int color, int key, const Status& here, Communi
   call.count = sizeof mine;
   call.send = LocalBuffer{reinterpret_cast<const char*>(&mine), MemKind::kForeign};
   call.recv = reinterpret_cast<char*>(cards->data());
-  hier::Context hc{ctx_, *rail_, world_rank_, world_nranks_};
+  hier::Context hc{ctx_, *rail_, hier_scratch_, world_rank_, world_nranks_};
   SCL_TRY(hier::allgather(hc, call));
   for (int w = 0; w < world_nranks_; ++w) {
     const net::SplitCard& c = (*cards)[size_t(w)];

@@ -19,9 +19,9 @@ Status allgather(Context& c, const Call& call) {
   for (int h = 0; h < t.hosts; ++h) blocks.push_back(block(h, t.local));
   SCL_TRY(c.rail.allgather(blocks, bytes, c.local.deadline()));
   for (int h = 0; h < t.hosts; ++h) {
-    SCL_TRY(c.on_host(stratacl::allgather(
-        c.local, local_call(call, Coll::kAllGather, LocalBuffer{block(h, t.local), call.recv_kind},
-                            block(h, 0), call.recv_kind, call.count))));
+    SCL_TRY(c.run_local(local_call(call, Coll::kAllGather,
+                                   LocalBuffer{block(h, t.local), call.recv_kind}, block(h, 0),
+                                   call.recv_kind, call.count)));
   }
   return Status::Ok();
 }

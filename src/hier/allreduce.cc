@@ -22,19 +22,17 @@ Status allreduce(Context& c, const Call& call) {
   }
   if (shard > 0) {
     char* mine = call.recv + size_t(t.local) * shard * es;
-    SCL_TRY(c.on_host(stratacl::reduce_scatter(
-        c.local, local_call(call, Coll::kReduceScatter, call.send, mine, call.recv_kind, shard))));
+    SCL_TRY(c.run_local(
+        local_call(call, Coll::kReduceScatter, call.send, mine, call.recv_kind, shard)));
     SCL_TRY(c.rail.allreduce(mine, shard, call.dtype, summing(call.op), c.local.deadline()));
     finish_average(call, mine, shard, c.world_ranks);
-    SCL_TRY(c.on_host(stratacl::allgather(
-        c.local, local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind}, call.recv,
-                            call.recv_kind, shard))));
+    SCL_TRY(c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind},
+                                   call.recv, call.recv_kind, shard)));
   }
   if (tail > 0) {
     char* out = call.recv + main * es;
-    SCL_TRY(c.on_host(stratacl::allreduce(
-        c.local,
-        local_call(call, Coll::kAllReduce, call.send.at(main * es), out, call.recv_kind, tail))));
+    SCL_TRY(c.run_local(
+        local_call(call, Coll::kAllReduce, call.send.at(main * es), out, call.recv_kind, tail)));
     SCL_TRY(c.rail.allreduce(out, tail, call.dtype, summing(call.op), c.local.deadline()));
     finish_average(call, out, tail, c.world_ranks);
   }

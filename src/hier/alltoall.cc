@@ -23,7 +23,7 @@ Status alltoallv(Context& c, const Call& call) {
   Call local = local_call(call, Coll::kAlltoAllv, call.send, call.recv, call.recv_kind, 0);
   local.sendcounts = arrays[0].data(), local.sdispls = arrays[1].data();
   local.recvcounts = arrays[2].data(), local.rdispls = arrays[3].data();
-  SCL_TRY(c.on_host(stratacl::alltoallv(c.local, local)));
+  SCL_TRY(c.run_local(local));
   std::vector<net::Transfer> batch;
   for (int w = 0; w < c.world_ranks; ++w) {
     if (t.host_of(w) == t.host) continue;

@@ -15,9 +15,8 @@ Status broadcast(Context& c, const Call& call) {
   }
   if (t.local == root_local)
     SCL_TRY(c.rail.broadcast(call.recv, bytes, root_host, c.local.deadline()));
-  return c.on_host(stratacl::broadcast(
-      c.local, local_call(call, Coll::kBroadcast, LocalBuffer{call.recv, call.recv_kind}, call.recv,
-                          call.recv_kind, call.count, root_local)));
+  return c.run_local(local_call(call, Coll::kBroadcast, LocalBuffer{call.recv, call.recv_kind},
+                                call.recv, call.recv_kind, call.count, root_local));
 }
 
 }  // namespace stratacl::hier

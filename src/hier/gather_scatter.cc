@@ -38,9 +38,8 @@ Status gather(Context& c, const Call& call) {
   if (t.host == t.host_of(call.root)) {
     const bool root = c.world_rank == call.root;
     char* host_blocks = root ? call.recv + size_t(t.world_of(t.host, 0)) * bytes : nullptr;
-    SCL_TRY(c.on_host(
-        stratacl::gather(c.local, local_call(call, Coll::kGather, call.send, host_blocks,
-                                             call.recv_kind, call.count, t.local_of(call.root)))));
+    SCL_TRY(c.run_local(local_call(call, Coll::kGather, call.send, host_blocks, call.recv_kind,
+                                   call.count, t.local_of(call.root))));
   }
   std::vector<net::Transfer> batch = root_batch(c, call, true);
   return c.rail.exchange(batch, c.local.deadline());
@@ -53,9 +52,8 @@ Status scatter(Context& c, const Call& call) {
     const bool root = c.world_rank == call.root;
     const LocalBuffer host_blocks =
         root ? call.send.at(size_t(t.world_of(t.host, 0)) * bytes) : call.send;
-    SCL_TRY(c.on_host(
-        stratacl::scatter(c.local, local_call(call, Coll::kScatter, host_blocks, call.recv,
-                                              call.recv_kind, call.count, t.local_of(call.root)))));
+    SCL_TRY(c.run_local(local_call(call, Coll::kScatter, host_blocks, call.recv, call.recv_kind,
+                                   call.count, t.local_of(call.root))));
   }
   std::vector<net::Transfer> batch = root_batch(c, call, false);
   return c.rail.exchange(batch, c.local.deadline());

@@ -15,6 +15,7 @@
 // Averages sum everywhere and divide once at the end, so every rank divides by the world size.
 #pragma once
 
+#include <memory>
 #include <span>
 
 #include "coll/call.h"
@@ -24,14 +25,28 @@
 
 namespace stratacl::hier {
 
+// Memory for partial results, kept across calls and never cleared (its users write it first):
+// a fresh zeroed buffer per call cost more than the network step at 16 MiB.
+class Scratch {
+ public:
+  char* get(size_t bytes);
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+  size_t size_ = 0;
+};
+
 struct Context {
   CollContext& local;  // this host's ranks
   net::Rail& rail;
+  Scratch& scratch;
   int world_rank = 0, world_ranks = 0;
   const net::Topology& topo() const { return rail.topology(); }
   // A local step's error, with the host it happened on: its messages number ranks within the
   // host (local rank k is world rank first + k).
   Status on_host(Status s) const;
+  // A collective among this host's ranks (a plain copy when the host has one rank).
+  Status run_local(const Call& call);
 };
 
 Status run(Context& c, const Call& call);

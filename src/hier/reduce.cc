@@ -15,11 +15,10 @@ Status reduce(Context& c, const Call& call) {
   const int root_host = t.host_of(call.root), root_local = t.local_of(call.root);
   const bool root = c.world_rank == call.root;
   // The host's partial: in the root's own buffer on the root, in scratch on the other hosts.
-  std::vector<char> scratch(t.local == root_local && !root ? bytes : 0);
-  char* partial = root ? call.recv : scratch.data();
-  SCL_TRY(c.on_host(stratacl::reduce_to_root(
-      c.local, local_call(call, Coll::kReduce, call.send, partial,
-                          root ? call.recv_kind : MemKind::kForeign, call.count, root_local))));
+  char* partial = root ? call.recv : t.local == root_local ? c.scratch.get(bytes) : nullptr;
+  SCL_TRY(
+      c.run_local(local_call(call, Coll::kReduce, call.send, partial,
+                             root ? call.recv_kind : MemKind::kForeign, call.count, root_local)));
   if (t.local != root_local) return Status::Ok();
   SCL_TRY(c.rail.reduce(partial, call.recv, call.count, call.dtype, summing(call.op), root_host,
                         c.local.deadline()));

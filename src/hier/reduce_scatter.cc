@@ -12,14 +12,13 @@ namespace stratacl::hier {
 Status reduce_scatter(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
   const size_t bytes = call.count * reduce::dtype_size(call.dtype);
-  std::vector<char> scratch(bytes * size_t(t.hosts));
+  char* scratch = c.scratch.get(bytes * size_t(t.hosts));
   std::vector<char*> parts;
   for (int h = 0; h < t.hosts; ++h) {
-    parts.push_back(scratch.data() + size_t(h) * bytes);
+    parts.push_back(scratch + size_t(h) * bytes);
     const size_t range = size_t(t.world_of(h, 0)) * bytes;
-    SCL_TRY(c.on_host(stratacl::reduce_scatter(
-        c.local, local_call(call, Coll::kReduceScatter, call.send.at(range), parts.back(),
-                            MemKind::kForeign, call.count))));
+    SCL_TRY(c.run_local(local_call(call, Coll::kReduceScatter, call.send.at(range), parts.back(),
+                                   MemKind::kForeign, call.count)));
   }
   SCL_TRY(c.rail.reduce_scatter(parts, call.recv, call.count, call.dtype, summing(call.op),
                                 c.local.deadline()));
