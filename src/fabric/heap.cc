@@ -129,6 +129,7 @@ Status Heap::release(void* ptr) {
   if (r->punch_size >= RangeAllocator::kLargeBlock) {
     fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(r->punch_offset),
               off_t(r->punch_size));
+    punches_.fetch_add(1, std::memory_order_release);
   }
   return Status::Ok();
 }

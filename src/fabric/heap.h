@@ -54,6 +54,10 @@ class Heap {
   // is in no live allocation). Used to reject buffers that run past their allocation.
   uint64_t bytes_to_allocation_end(const void* ptr) const;
 
+  // How many times a freed range went back to the kernel (hole punched). Its pages are new on
+  // the next touch, so a network registration made before is stale (net/registrations.h).
+  uint64_t punches() const { return punches_.load(std::memory_order_acquire); }
+
   struct Stats {
     uint64_t capacity, in_use, peak, live_blocks;
   };
@@ -71,6 +75,7 @@ class Heap {
   mutable std::mutex mu_;
   // Frees so far, written under mu_: a thread's cached block lookups stay valid while it holds.
   std::atomic<uint64_t> frees_{0};
+  std::atomic<uint64_t> punches_{0};
   RangeAllocator alloc_;
 };
 

@@ -54,14 +54,19 @@ Result<std::unique_ptr<Endpoint>> Endpoint::open(int64_t spin_ns, bool yield) {
     return fabric_error("binding the CQ", rc);
   }
   if ((rc = fi_enable(e->ep_))) return fabric_error("fi_enable", rc);
+  const int mr_mode = i->domain_attr->mr_mode;
+  e->regs_ = std::make_unique<Registrations>(
+      e->domain_, (mr_mode & FI_MR_ENDPOINT) ? e->ep_ : nullptr, (mr_mode & FI_MR_LOCAL) != 0);
   return e;
 }
 
 Endpoint::~Endpoint() { close(); }
 
 void Endpoint::close() {
-  // Endpoint first: once it is closed, no transfer can touch a user buffer any more.
+  // Endpoint first: once it is closed, no transfer can touch a user buffer any more. Then the
+  // registrations, before their domain.
   if (ep_) fi_close(&ep_->fid);
+  regs_.reset();
   if (av_) fi_close(&av_->fid);
   if (cq_) fi_close(&cq_->fid);
   if (domain_) fi_close(&domain_->fid);
@@ -104,8 +109,8 @@ ssize_t Endpoint::post(Transfer& t) {
     t.done = rc == 0;
     return rc;
   }
-  return t.send ? fi_tsend(ep_, buf, t.bytes, nullptr, peer, tag, &t.ctx)
-                : fi_trecv(ep_, buf, t.bytes, nullptr, peer, tag, 0, &t.ctx);
+  return t.send ? fi_tsend(ep_, buf, t.bytes, t.desc, peer, tag, &t.ctx)
+                : fi_trecv(ep_, buf, t.bytes, t.desc, peer, tag, 0, &t.ctx);
 }
 
 void Endpoint::sleep(int ms) {
@@ -157,6 +162,14 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
   size_t finished = 0, posted = 0;
   int64_t idle_since = now_ns();
   Status s;
+  for (Transfer& t : batch) {
+    Result<void*> d = regs_->desc(t.buf, t.bytes);
+    if (!d.ok()) {
+      s = d.status();
+      break;
+    }
+    t.desc = *d;
+  }
   while (s.ok() && finished < batch.size()) {
     const size_t before = finished, posted_before = posted;
     // Post what is not posted yet; a full queue (-FI_EAGAIN) drains by reaping below.
@@ -193,6 +206,7 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
       sched_yield();
     }
   }
+  regs_->end_batch();
   if (!s.ok()) close();  // receives may still be posted into user buffers
   return s;
 }

@@ -23,6 +23,7 @@
 #include "core/deadline.h"
 #include "core/status.h"
 #include "net/provider.h"
+#include "net/registrations.h"
 
 namespace stratacl::net {
 
@@ -32,8 +33,9 @@ struct Transfer {
   int peer = 0;         // index in connect()'s list
   void* buf = nullptr;  // sends read it, receives fill it
   size_t bytes = 0;
-  uint64_t tag = 0;   // the batch's tag (< 2^48); the sender's index is added below it
-  bool done = false;  // set by run()
+  uint64_t tag = 0;      // the batch's tag (< 2^48); the sender's index is added below it
+  bool done = false;     // set by run()
+  void* desc = nullptr;  // set by run(): the buffer's registration (net/registrations.h)
 };
 
 // What run() checks while it waits (the communicator's abort flag); and how it names a peer.
@@ -57,6 +59,7 @@ class Endpoint {
   Endpoint& operator=(const Endpoint&) = delete;
 
   const fi_info& info() const { return *info_; }
+  const Registrations& registrations() const { return *regs_; }
   int64_t spin_ns() const { return spin_ns_; }
   // Our address, to be published to the peers.
   std::vector<uint8_t> name() const;
@@ -77,6 +80,7 @@ class Endpoint {
   void close();
 
   InfoPtr info_;
+  std::unique_ptr<Registrations> regs_;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
   fid_ep* ep_ = nullptr;

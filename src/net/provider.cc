@@ -14,15 +14,16 @@ namespace {
 
 constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
 
-// What we ask for: reliable datagrams with tagged messages. The MR mode bits are those a
-// provider may demand for RMA; FI_MR_LOCAL is not among them (messages go straight from and to
-// user buffers without descriptors), so a provider that needs local registration is not chosen.
+// What we ask for: reliable datagrams with tagged messages, and every MR mode bit we honour
+// (net/registrations.h): local descriptors, virtual addresses, allocated and bound memory,
+// provider keys.
 InfoPtr hints() {
   InfoPtr h(fi_allocinfo());
   h->ep_attr->type = FI_EP_RDM;
   h->caps = FI_MSG | FI_TAGGED;
   h->mode = FI_CONTEXT;
-  h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+  h->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
   h->domain_attr->threading = FI_THREAD_DOMAIN;
   h->tx_attr->msg_order = FI_ORDER_SAS;
   h->rx_attr->msg_order = FI_ORDER_SAS;
