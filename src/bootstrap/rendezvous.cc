@@ -78,7 +78,8 @@ uint64_t host_hash() {
     std::getline(boot, ident);
     struct stat st {};
     for (const char* ns : {"/proc/self/ns/net", "/proc/self/ns/ipc"}) {
-      ident += "/" + std::to_string(stat(ns, &st) == 0 ? uint64_t(st.st_ino) : 0);
+      ident += '/';
+      ident += std::to_string(stat(ns, &st) == 0 ? uint64_t(st.st_ino) : 0);
     }
   }
   uint64_t h = 1469598103934665603ull;  // FNV-1a

@@ -81,7 +81,9 @@ std::string describe(const fi_info& i) {
                                               {FI_MR_PROV_KEY, "prov_key"},
                                               {FI_MR_ENDPOINT, "endpoint"}};
   for (const auto& [bit, name] : bits) {
-    if (m & bit) mr += (mr.empty() ? "" : ",") + std::string(name);
+    if (!(m & bit)) continue;
+    if (!mr.empty()) mr += ',';
+    mr += name;
   }
   return std::string(i.fabric_attr->prov_name) + "  " + i.fabric_attr->name + "  " +
          address_text(i) + "  mr_mode=" + (mr.empty() ? "none" : mr) +
