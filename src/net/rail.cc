@@ -103,20 +103,10 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
 
 Status Rail::allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                               const Deadline& d) {
-  const int H = topo_.hosts, me = topo_.host;
-  const size_t bytes = count * reduce::dtype_size(dt);
-  char* in = scratch(bytes * size_t(H));
-  std::vector<Transfer> batch;
-  for (int h = 0; h < H; ++h) {
-    if (h == me) continue;
-    batch.push_back(send_to(peer(h), buf, bytes));
-    batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
-  }
-  SCL_TRY(run(batch, d));
-  std::vector<const void*> srcs;
-  for (int h = 0; h < H; ++h) srcs.push_back(h == me ? buf : in + size_t(h) * bytes);
-  reduce::reduce_n(buf, srcs.data(), H, count, dt, op, 1);
-  return Status::Ok();
+  // A reduce-scatter whose every part is the whole buffer: each host sends it to every other and
+  // reduces all of them, in host order, into it.
+  const std::vector<char*> parts(size_t(topo_.hosts), buf);
+  return reduce_scatter(parts, buf, count, dt, op, d);
 }
 
 Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d) {

@@ -19,12 +19,6 @@
 namespace fault {
 namespace {
 
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
 std::vector<pid_t> all_pids(sclComm_t comm, int n) {
   std::vector<int64_t> pids(static_cast<size_t>(n));
   int64_t mine = getpid();

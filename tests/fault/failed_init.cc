@@ -20,12 +20,6 @@
 namespace fault {
 namespace {
 
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
 // This process's address-space size, bytes.
 uint64_t vm_size() {
   std::ifstream status("/proc/self/status");

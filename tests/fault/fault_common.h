@@ -1,6 +1,8 @@
 // Shared helpers of the fault-test program: checks that print what failed and count failures.
 #pragma once
 
+#include <time.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +13,13 @@
 namespace fault {
 
 inline int g_failures = 0;
+// Seconds on the monotonic clock: one clock for every process on the machine.
+inline double now_s() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
 inline int g_rank = -1;  // set by init_or_die
 
 inline void expect(bool ok, const char* what, const std::string& detail = "") {

@@ -9,16 +9,6 @@
 #include "fault_common.h"
 
 namespace fault {
-namespace {
-
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-}  // namespace
-
 int run_host_loss(double timeout_s) {
   sclComm_t comm = init_or_die();
   const size_t count = 64 * 1024;

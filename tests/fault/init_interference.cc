@@ -25,12 +25,6 @@
 namespace fault {
 namespace {
 
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
 // Connects, and says nothing, to every StrataCL heap-exchange socket that appears while `run`.
 class SilentSpy {
  public:

@@ -12,16 +12,6 @@
 #include "fault_common.h"
 
 namespace fault {
-namespace {
-
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-}  // namespace
-
 int run_abort_blocked(int iterations) {
   double worst_ms = 0;
   for (int it = 0; it < iterations; ++it) {

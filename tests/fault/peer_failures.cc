@@ -14,12 +14,6 @@
 namespace fault {
 namespace {
 
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);  // one clock for every process on the host
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
 // A MoE dispatch and its combine (token-major, H = 256, top-2 of 2 experts per rank, 64 tokens
 // per rank spread over every rank, heap buffers): survivors are in the middle of reading the
 // victim's rows when it dies, or waiting for it.
