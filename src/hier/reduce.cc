@@ -2,8 +2,6 @@
 // index; that rail then reduces the hosts' partials, in host order, into the root's buffer.
 #include "reduce/reduce.h"
 
-#include <vector>
-
 #include "coll/algorithms.h"
 #include "hier/hierarchical.h"
 
