@@ -27,7 +27,7 @@ Status Communicator::local_only(const char* what) const {
 Status Communicator::run(uint32_t ticket, const Call& call) {
   return in_turn(ticket, coll_name(call.coll), [&] {
     if (!rail_) return run_collective(ctx_, call);
-    hier::Context hc{ctx_, *rail_, hier_scratch_, world_rank_, world_nranks_};
+    hier::Context hc = across_hosts();
     return hier::run(hc, call);
   });
 }
@@ -35,7 +35,7 @@ Status Communicator::run(uint32_t ticket, const Call& call) {
 Status Communicator::run_p2p(uint32_t ticket, std::span<const P2POp> ops) {
   return in_turn(ticket, "send/recv", [&] {
     if (!rail_) return stratacl::run_p2p(ctx_, p2p_, ops);
-    hier::Context hc{ctx_, *rail_, hier_scratch_, world_rank_, world_nranks_};
+    hier::Context hc = across_hosts();
     return hier::p2p(hc, p2p_, ops);
   });
 }

@@ -109,6 +109,10 @@ class Communicator : public sclComm {
   // Across hosts: the network endpoint, the rail, and this host's share of the table.
   Status init_across_hosts(const bootstrap::Joined& joined, int rank, HeapExchange& exch,
                            const Deadline& deadline);
+  // The context of the hierarchical algorithms (valid while rail_ is set).
+  hier::Context across_hosts() {
+    return hier::Context{ctx_, *rail_, hier_scratch_, world_rank_, world_nranks_};
+  }
   // An error for what does not run across hosts yet.
   Status local_only(const char* what) const;
   // sclCommSplit across hosts (comm/split_across_hosts.cc): every rank's card over the parent's

@@ -15,19 +15,23 @@ namespace stratacl {
 Status Communicator::share_split(int color, int key, const Status& here, Communicator* child,
                                  std::vector<net::SplitCard>* cards) {
   net::SplitCard mine;
-  mine.color = color, mine.key = key, mine.result = int32_t(here.code());
+  mine.color = color, mine.key = key;
+  Status opened;  // our own child endpoint, when we join a child
   if (here.ok() && color >= 0) {
     Result<std::unique_ptr<net::Endpoint>> ep =
         net::Endpoint::open(rail_->endpoint().spin_ns(), true);
     const std::vector<uint8_t> name = ep.ok() ? (*ep)->name() : std::vector<uint8_t>{};
-    if (!ep.ok() || name.empty() || name.size() > sizeof mine.name) {
-      mine.result = ep.ok() ? sclSystemError : int32_t(ep.status().code());
+    if (!ep.ok()) {
+      opened = ep.status();
+    } else if (name.empty() || name.size() > sizeof mine.name) {
+      opened = Errorf(sclSystemError, "split: a network address of %zu bytes", name.size());
     } else {
       std::memcpy(mine.name, name.data(), name.size());
       mine.name_bytes = uint32_t(name.size());
       child->child_ep_ = std::move(*ep);
     }
   }
+  mine.result = int32_t(here.ok() ? opened.code() : here.code());
   cards->assign(size_t(world_nranks_), net::SplitCard{});
   Call call;
   call.coll = Coll::kAllGather;
@@ -35,7 +39,7 @@ Status Communicator::share_split(int color, int key, const Status& here, Communi
   call.count = sizeof mine;
   call.send = LocalBuffer{reinterpret_cast<const char*>(&mine), MemKind::kForeign};
   call.recv = reinterpret_cast<char*>(cards->data());
-  hier::Context hc{ctx_, *rail_, hier_scratch_, world_rank_, world_nranks_};
+  hier::Context hc = across_hosts();
   SCL_TRY(hier::allgather(hc, call));
   for (int w = 0; w < world_nranks_; ++w) {
     const net::SplitCard& c = (*cards)[size_t(w)];
@@ -46,10 +50,7 @@ Status Communicator::share_split(int color, int key, const Status& here, Communi
                                                                      : sclRemoteError));
     }
   }
-  return Status(sclResult_t(mine.result), mine.result == sclSuccess ? ""
-                                                                    : "split: this rank "
-                                                                      "could not open its "
-                                                                      "network endpoint");
+  return opened;
 }
 
 Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards, int color,
