@@ -5,19 +5,23 @@
 // that does not complete a rendezvous costs the whole timeout, hence a separate, slower target.
 //
 // What each client then received must be consistent with what it sent: no reply at all unless it
-// sent a valid hello with the job secret, otherwise exactly one error or table message, and a
-// table that its own rendezvous() accepts, lists it, and is the same for every member.
+// sent a valid hello with the job secret; otherwise one error, or a table that its own rendezvous()
+// accepts, lists it, and is the same for every member. A table that spans hosts is followed by
+// exactly one more message, the same for every member: every rank's blob, exactly as each sent it,
+// if every member sent one after its hello, and an error otherwise.
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "bootstrap/rendezvous.h"
 #include "bootstrap/root.h"
 #include "bootstrap/wire.h"
 #include "core/unique_fd.h"
@@ -91,7 +95,7 @@ std::vector<uint8_t> read_all(int fd) {
 }
 
 // The rank a client claims if the root should admit it: a hello header, a payload decode_hello
-// accepts, and the job secret. Bytes after the hello are never read.
+// accepts, and the job secret.
 std::optional<RankInfo> admissible(Bytes sent) {
   if (sent.size() < kHeaderBytes + kHelloPayload) return std::nullopt;
   Result<Header> h = decode_header(sent.first(kHeaderBytes));
@@ -101,41 +105,106 @@ std::optional<RankInfo> admissible(Bytes sent) {
   return hello->info;
 }
 
+// The blob a member sent right after its hello, if it is one the root must accept. Bytes after
+// it are never read.
+std::optional<std::vector<uint8_t>> blob_sent(Bytes sent) {
+  Bytes rest = sent.subspan(kHeaderBytes + kHelloPayload);
+  if (rest.size() < kHeaderBytes) return std::nullopt;
+  Result<Header> h = decode_header(rest.first(kHeaderBytes));
+  if (!h.ok() || h->type != MsgType::kBlob || rest.size() - kHeaderBytes < h->length) {
+    return std::nullopt;
+  }
+  Result<std::vector<uint8_t>> blob = decode_blob(rest.subspan(kHeaderBytes, h->length));
+  if (!blob.ok()) return std::nullopt;
+  return *blob;
+}
+
+struct Message {
+  MsgType type;
+  Bytes payload;
+};
+
+// Whole messages, back to back, and nothing else.
+std::vector<Message> split_messages(Bytes received) {
+  std::vector<Message> out;
+  while (!received.empty()) {
+    FUZZ_CHECK(received.size() >= kHeaderBytes);
+    Result<Header> h = decode_header(received.first(kHeaderBytes));
+    FUZZ_CHECK(h.ok() && received.size() - kHeaderBytes >= h->length);
+    out.push_back({h->type, received.subspan(kHeaderBytes, h->length)});
+    received = received.subspan(kHeaderBytes + h->length);
+  }
+  return out;
+}
+
+// {int32 code, text}: a code decode_error keeps as is, and text that is non-empty and already
+// printable (the root must not relay control codes it was sent).
+void check_error(Bytes payload) {
+  FUZZ_CHECK(payload.size() > kCodeBytes && payload.size() <= kCodeBytes + 1024);
+  int32_t raw;
+  std::memcpy(&raw, payload.data(), kCodeBytes);
+  sclResult_t code = sclSuccess;
+  const std::string text = decode_error(payload, &code);
+  FUZZ_CHECK(code == raw && text == std::string(payload.begin() + kCodeBytes, payload.end()));
+}
+
+// Messages every member must have received identically.
+struct Shared {
+  std::optional<std::vector<uint8_t>> first;
+  void check(Bytes msg) {
+    if (!first) first.emplace(msg.begin(), msg.end());
+    FUZZ_CHECK(std::equal(msg.begin(), msg.end(), first->begin(), first->end()));
+  }
+};
+
 void check_replies(const std::vector<Client>& clients) {
-  std::vector<uint8_t> table_msg;
-  std::set<int> members;
+  Shared table, second;
+  std::map<int, std::optional<std::vector<uint8_t>>> members;  // rank -> the blob it sent
   int table_ranks = 0;
+  bool spans = false;
+  std::vector<Bytes> blob_tables;
   for (const Client& c : clients) {
     if (c.received.empty()) continue;
     // No secret, no reply: a stranger must learn nothing.
     std::optional<RankInfo> info = admissible(c.sent);
     FUZZ_CHECK(info.has_value());
-    // Exactly one whole message.
-    Result<Header> h = decode_header(c.received);
-    FUZZ_CHECK(h.ok() && c.received.size() == kHeaderBytes + h->length);
-    Bytes payload = Bytes(c.received).subspan(kHeaderBytes);
-    if (h->type == MsgType::kError) {
-      // {int32 code, text}: a code decode_error keeps as is, and text that is non-empty and
-      // already printable (the root must not relay control codes it was sent).
-      FUZZ_CHECK(payload.size() > kCodeBytes && payload.size() <= kCodeBytes + 1024);
-      int32_t raw;
-      std::memcpy(&raw, payload.data(), kCodeBytes);
-      sclResult_t code = sclSuccess;
-      const std::string text = decode_error(payload, &code);
-      FUZZ_CHECK(code == raw && text == std::string(payload.begin() + kCodeBytes, payload.end()));
+    std::vector<Message> msgs = split_messages(c.received);
+    FUZZ_CHECK(!msgs.empty());
+    if (msgs[0].type == MsgType::kError) {
+      FUZZ_CHECK(msgs.size() == 1);
+      check_error(msgs[0].payload);
       continue;
     }
-    FUZZ_CHECK(h->type == MsgType::kTable);
+    FUZZ_CHECK(msgs[0].type == MsgType::kTable);
     // What rendezvous() does with it: decode for its own nranks, then find itself.
-    Result<std::vector<RankInfo>> t = decode_table(payload, info->nranks);
+    Result<std::vector<RankInfo>> t = decode_table(msgs[0].payload, info->nranks);
     FUZZ_CHECK(t.ok() && fuzz::same_info((*t)[info->rank], *info));
-    if (table_msg.empty()) table_msg = c.received;
-    FUZZ_CHECK(c.received == table_msg);
-    FUZZ_CHECK(members.insert(info->rank).second);
+    table.check(Bytes(c.received).first(kHeaderBytes + msgs[0].payload.size()));
+    FUZZ_CHECK(members.emplace(info->rank, blob_sent(c.sent)).second);
     table_ranks = info->nranks;
+    spans = spans_hosts(*t);
+    FUZZ_CHECK(msgs.size() == (spans ? 2u : 1u));
+    if (!spans) continue;
+    second.check(Bytes(c.received).subspan(kHeaderBytes + msgs[0].payload.size()));
+    if (msgs[1].type == MsgType::kError) {
+      check_error(msgs[1].payload);
+    } else {
+      FUZZ_CHECK(msgs[1].type == MsgType::kBlobs);
+      blob_tables.push_back(msgs[1].payload);
+    }
   }
+  if (!table.first) return;
   // A table goes to every member, and to nobody else.
-  if (!table_msg.empty()) FUZZ_CHECK(members.size() == size_t(table_ranks));
+  FUZZ_CHECK(members.size() == size_t(table_ranks));
+  if (!spans) return;
+  // Every rank's blob, as sent, exactly when every member sent one.
+  bool all_sent = true;
+  for (const auto& [rank, blob] : members) all_sent = all_sent && blob.has_value();
+  FUZZ_CHECK(blob_tables.empty() != all_sent);
+  if (blob_tables.empty()) return;
+  Result<std::vector<std::vector<uint8_t>>> blobs = decode_blobs(blob_tables[0], table_ranks);
+  FUZZ_CHECK(blobs.ok());
+  for (const auto& [rank, blob] : members) FUZZ_CHECK((*blobs)[size_t(rank)] == *blob);
 }
 
 void fuzz_one(const uint8_t* data, size_t size) {

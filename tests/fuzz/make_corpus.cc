@@ -162,6 +162,17 @@ Corpus root_corpus() {
   c["junk_then_rank"] = conns({garbage, encode_error("hi"), Bytes(h.begin(), h.end() - 1), h});
   c["trailing_bytes"] = conns({cat({h, garbage})});
   c["table_to_root"] = conns({encode_table(ranks(1))});
+  // Across hosts: the second round's blobs follow each hello.
+  auto on_host = [](int rank, int nranks, uint64_t host) {
+    RankInfo r = info(rank, nranks);
+    r.host_hash = host;
+    return encode_hello(fuzz::kRootSecret, r);
+  };
+  const Bytes addr0 = {10, 213, 5, 1}, addr1 = {10, 213, 5, 2};
+  const Bytes h0 = on_host(0, 2, 1), h1 = on_host(1, 2, 2);
+  c["two_hosts"] = conns({cat({h1, encode_blob(addr1)}), cat({h0, encode_blob(addr0)})});
+  c["two_hosts_one_blob"] = conns({h1, cat({h0, encode_blob(addr0)})});
+  c["two_hosts_hello_twice"] = conns({cat({h1, h1}), cat({h0, encode_blob(Bytes{})})});
   return c;
 }
 
