@@ -8,14 +8,27 @@
 
 namespace stratacl {
 
-Status Communicator::usable() const {
+Status Communicator::usable(int waiting_on) const {
   if (destroyed_.load(std::memory_order_acquire))
     return Errorf(sclInvalidUsage, "the communicator was destroyed");
-  return membership_.revoked();
+  SCL_TRY(membership_.revoked());
+  return heartbeat_ ? heartbeat_->check(waiting_on) : Status::Ok();
+}
+
+void Communicator::revoke(const Status& why) {
+  membership_.revoke(why);
+  if (!heartbeat_) return;
+  // Whom the other hosts should blame: the rank the heartbeat lost, else the local rank this
+  // error names, else us.
+  int culprit = heartbeat_->culprit();
+  if (culprit < 0 && why.culprit() >= 0 && why.culprit() < ctx_.nranks) {
+    culprit = rail_->topology().world_of(rail_->topology().host, why.culprit());
+  }
+  heartbeat_->fail(net::Heartbeat::State::kFailed, culprit >= 0 ? culprit : world_rank_);
 }
 
 Status Communicator::finish_call(Status s) {
-  if (is_fatal(s)) membership_.revoke(s);
+  if (is_fatal(s)) revoke(s);
   if (!s.ok()) errors_.set_last(s);
   return s;
 }
@@ -46,7 +59,10 @@ Status Communicator::run_moe(uint32_t ticket, const moe::Call& call) {
   });
 }
 
-void Communicator::abort() { membership_.abort(); }
+void Communicator::abort() {
+  membership_.abort();
+  if (heartbeat_) heartbeat_->fail(net::Heartbeat::State::kAborted, world_rank_);
+}
 
 void Communicator::destroy() {
   // Everything issued before destroy runs first, queued stream work included (after an abort, it
@@ -56,12 +72,13 @@ void Communicator::destroy() {
   destroyed_.store(true, std::memory_order_release);
   if (!s.ok()) {
     // An earlier call still runs on our blocks: leave them all to it, leaked.
-    membership_.revoke(s);
+    revoke(s);
     return;
   }
   Turn turn(order_);
   if (ctx_.nranks == 0) return;
   departed_ = membership_.depart(*waiter_, live_, ctx_.nranks, ctx_.rank, ctx_.timeout_ms);
+  if (heartbeat_) heartbeat_->leave();
   release_shared_memory();
   maps_.clear();  // peers' heaps: unmapped once no other communicator needs them
   live_ = Liveness();

@@ -34,6 +34,7 @@
 #include "fabric/staging.h"
 #include "hier/hierarchical.h"
 #include "moe/moe.h"
+#include "net/heartbeat.h"
 #include "net/rail.h"
 #include "sync/liveness.h"
 #include "sync/membership.h"
@@ -101,7 +102,11 @@ class Communicator : public sclComm {
   // Runs `work` in `ticket`'s turn, if the communicator is still usable then.
   template <typename Work>
   Status in_turn(uint32_t ticket, const char* name, Work&& work);
-  Status usable() const;
+  // Whether calls can go on: not destroyed, not revoked, and (across hosts) no rank lost, and
+  // `waiting_on` (a world rank a call waits for; -1: none) still a member.
+  Status usable(int waiting_on = -1) const;
+  // Revokes the communicator here, and tells the other hosts through the heartbeat.
+  void revoke(const Status& why);
   Status allocate_blocks(int nranks);
   bootstrap::RankInfo describe(const InitRequest& req) const;
   Status init_from_table(const std::vector<bootstrap::RankInfo>& table,
@@ -121,6 +126,8 @@ class Communicator : public sclComm {
                      std::vector<net::SplitCard>* cards);
   Status join_across_hosts(const std::vector<net::SplitCard>& cards, int color, int parent_rank,
                            const net::Rail& parent);
+  // Opens the heartbeat, shares its address with every rank over the rail, and starts it.
+  Status start_heartbeat();
   Status agree_on_settings();
   Status finish_call(Status s);
   // Init failed after peers learned where our blocks are: see communicator_init.cc.
@@ -129,9 +136,10 @@ class Communicator : public sclComm {
 
   CommConfig cfg_;
   ControlLayout layout_;
-  std::unique_ptr<net::Rail> rail_;          // set when the ranks span hosts
-  std::unique_ptr<net::Endpoint> child_ep_;  // a split child's endpoint, until it has a rail
-  hier::Scratch hier_scratch_;               // partial results of calls across hosts
+  std::unique_ptr<net::Rail> rail_;            // set when the ranks span hosts
+  std::unique_ptr<net::Heartbeat> heartbeat_;  // with rail_, after init; stops before rail_ goes
+  std::unique_ptr<net::Endpoint> child_ep_;    // a split child's endpoint, until it has a rail
+  hier::Scratch hier_scratch_;                 // partial results of calls across hosts
   int world_rank_ = 0, world_nranks_ = 0;
   CollContext ctx_;
   std::vector<PeerHeapRef> maps_;
@@ -164,7 +172,7 @@ Status Communicator::in_turn(uint32_t ticket, const char* name, Work&& work) {
   if (!s.ok()) {
     // A turn that never came: peers will run this call and we cannot, so later calls would pair
     // wrongly. Revoke.
-    if (s.code() == sclTimeout) membership_.revoke(s);
+    if (s.code() == sclTimeout) revoke(s);
     errors_.set_last(s);
     return s;
   }

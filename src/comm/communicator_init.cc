@@ -38,13 +38,6 @@ Status start_env_root(const InitRequest& req, int64_t timeout_ms, std::jthread* 
   return Status::Ok();
 }
 
-// A network wait polls for this long, yielding the core between polls, before it sleeps on the
-// completion queue: a round trip between hosts takes 10-50 µs when both ranks run, far more when
-// they share cores with others, and a sleeping rank's wake-up then costs more than the yields.
-// Measured (bench/compare --hosts 2 -n 4, 2 cores): 300 µs gave 190 µs per small allreduce,
-// 1 ms gave 28 µs.
-constexpr int64_t kNetSpinNs = 1000000;
-
 uint64_t random_instance() {
   uint64_t v = 0;
   while (v == 0) v = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
@@ -94,46 +87,6 @@ Result<std::shared_ptr<Communicator>> Communicator::create(const InitRequest& re
     return s;
   }
   return comm;
-}
-
-Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank,
-                                       HeapExchange& exch, const Deadline& deadline) {
-  const std::vector<RankInfo>& table = joined.table;
-  std::vector<uint64_t> hosts;
-  for (const RankInfo& r : table) hosts.push_back(r.host_hash);
-  Result<net::Topology> topo = net::Topology::of(hosts, rank);
-  // Every rank sends an address, even one that cannot go on, so that no peer waits for it.
-  Result<std::unique_ptr<net::Endpoint>> ep =
-      topo.ok() ? net::Endpoint::open(kNetSpinNs, true) : topo.status();
-  const std::vector<uint8_t> name = ep.ok() ? (*ep)->name() : std::vector<uint8_t>{};
-  Result<std::vector<std::vector<uint8_t>>> names = bootstrap::share_blobs(joined, name, deadline);
-  if (!topo.ok()) return topo.status();
-  if (!ep.ok()) return ep.status();
-  if (!names.ok()) return names.status();
-  for (size_t r = 0; r < names->size(); ++r) {
-    if ((*names)[r].empty()) {
-      return Errorf(sclRemoteError, "rank %zu could not open its network endpoint", r);
-    }
-  }
-  SCL_TRY((*ep)->connect(*names, rank));
-  log_info("rank %d: host %d of %d, local rank %d of %d; network: %s", rank, topo->host,
-           topo->hosts, topo->local, topo->per_host, net::describe((*ep)->info()).c_str());
-
-  std::vector<int> local;
-  for (int l = 0; l < topo->per_host; ++l) local.push_back(topo->world_of(topo->host, l));
-  Result<std::vector<PeerHeapRef>> maps = exch.exchange(table, local, rank, deadline);
-  if (!maps.ok()) return maps.status();
-  std::vector<RankInfo> host_table;
-  std::vector<PeerHeapRef> host_maps;
-  for (int w : local) {
-    host_table.push_back(table[size_t(w)]);
-    host_maps.push_back(std::move((*maps)[size_t(w)]));
-  }
-  SCL_TRY(init_from_table(host_table, std::move(host_maps)));
-  world_rank_ = rank;
-  world_nranks_ = int(table.size());
-  rail_ = std::make_unique<net::Rail>(std::move(*ep), *topo, [this] { return usable(); });
-  return Status::Ok();
 }
 
 Status Communicator::allocate_blocks(int nranks) {

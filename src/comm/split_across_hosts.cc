@@ -78,8 +78,9 @@ Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards,
   SCL_TRY(ep->connect(names, me));
   world_rank_ = me;
   world_nranks_ = int(members.size());
-  rail_ = std::make_unique<net::Rail>(std::move(ep), *topo, [this] { return usable(); });
-  return Status::Ok();
+  rail_ = std::make_unique<net::Rail>(std::move(ep), *topo,
+                                      [this](int waiting_on) { return usable(waiting_on); });
+  return start_heartbeat();
 }
 
 }  // namespace stratacl

@@ -30,6 +30,7 @@ enum class Var : int {
   kBootstrapAddr,
   kHostId,
   kNetProvider,
+  kNetLostMs,
   kDebug,
   kTorchCacheBytes,
   kCount

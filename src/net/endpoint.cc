@@ -110,17 +110,47 @@ ssize_t Endpoint::post(Transfer& t) {
     return rc;
   }
   return t.send ? fi_tsend(ep_, buf, t.bytes, t.desc, peer, tag, &t.ctx)
-                : fi_trecv(ep_, buf, t.bytes, t.desc, peer, tag, 0, &t.ctx);
+                : fi_trecv(ep_, buf, t.bytes, t.desc, peer, tag, t.ignore << kPeerBits, &t.ctx);
 }
 
-void Endpoint::sleep(int ms) {
+bool Endpoint::signal(int peer, uint64_t tag) {
+  static char empty;
+  return ep_ && fi_tinject(ep_, &empty, 0, peers_[size_t(peer)], (tag << kPeerBits) | self_) == 0;
+}
+
+Status Endpoint::listen(Transfer& t) {
+  if (!ep_) return Errorf(sclRemoteError, "network: the endpoint is closed");
+  t.send = false, t.bytes = 0, t.desc = nullptr, t.done = false, t.failed = false;
+  const ssize_t rc = post(t);
+  return rc == 0 ? Status::Ok() : fabric_error("posting a receive", int(rc));
+}
+
+void Endpoint::poll(int ms, int wake_fd) {
+  if (!ep_) return;
+  fi_cq_tagged_entry entries[16];
+  const ssize_t n = fi_cq_read(cq_, entries, 16);
+  for (ssize_t k = 0; k < n; ++k) {
+    auto* t = static_cast<Transfer*>(entries[k].op_context);
+    t->tag = entries[k].tag >> kPeerBits;
+    t->done = true;
+  }
+  if (n == -FI_EAVAIL) {
+    fi_cq_err_entry err{};
+    fi_cq_readerr(cq_, &err, 0);
+    // An injected send that failed has no transfer to tell.
+    if (auto* t = static_cast<Transfer*>(err.op_context)) t->done = t->failed = true;
+  }
+  if (n == -FI_EAGAIN) sleep(ms, wake_fd);
+}
+
+void Endpoint::sleep(int ms, int wake_fd) {
   // fi_trywait says whether nothing is pending that only a progress call would reveal; only
   // then may we sleep on the descriptor. Without a descriptor, a short nap.
   if (wait_fd_ >= 0) {
     fid* fids[1] = {&cq_->fid};
     if (fi_trywait(fabric_, fids, 1) != FI_SUCCESS) return;
-    pollfd p{wait_fd_, POLLIN, 0};
-    poll(&p, 1, ms);
+    pollfd p[2] = {{wait_fd_, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    ::poll(p, wake_fd >= 0 ? 2 : 1, ms);
     return;
   }
   timespec ts{0, 50000};
@@ -191,14 +221,14 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
       idle_since = now_ns();
       continue;
     }
+    const Transfer* late = nullptr;
+    for (size_t k = 0; k < posted && !late; ++k) late = batch[k].done ? nullptr : &batch[k];
     if (deadline.expired()) {
-      const Transfer* late = nullptr;
-      for (size_t k = 0; k < posted && !late; ++k) late = batch[k].done ? nullptr : &batch[k];
       s = Errorf(sclTimeout, "timed out %s %s over the network",
                  late && late->send ? "sending to" : "waiting for",
                  late ? who(late->peer).c_str() : "a peer");
     } else {
-      s = stop();
+      s = stop(late ? late->peer : -1);
     }
     if (s.ok() && now_ns() - idle_since > spin_ns_) {
       sleep(std::clamp(deadline.remaining_ms(), 1, kMaxSleepMs));

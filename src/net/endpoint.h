@@ -36,10 +36,13 @@ struct Transfer {
   uint64_t tag = 0;      // the batch's tag (< 2^48); the sender's index is added below it
   bool done = false;     // set by run()
   void* desc = nullptr;  // set by run(): the buffer's registration (net/registrations.h)
+  // listen() only: tag bits a receive ignores; on completion, tag holds the tag it matched.
+  uint64_t ignore = 0;
+  bool failed = false;  // poll() only: the transfer completed with an error
 };
 
 // What run() checks while it waits (the communicator's abort flag); and how it names a peer.
-using StopCheck = std::function<Status()>;
+using StopCheck = std::function<Status(int waiting_on)>;
 using PeerName = std::function<std::string(int peer)>;
 
 // What a rank tells the others when a communicator that spans hosts splits: fixed size, so the
@@ -67,16 +70,26 @@ class Endpoint {
   Status connect(const std::vector<std::vector<uint8_t>>& names, int self);
 
   // Runs a batch: every transfer is posted, then run() returns when all have completed.
+  // `stop` is asked, while run() waits, with the peer of the first transfer not done yet.
   Status run(std::span<Transfer> batch, const Deadline& deadline, const StopCheck& stop,
              const PeerName& who);
+
+  // Asynchronous zero-byte messages whose tag is the whole payload, for the heartbeat
+  // (net/heartbeat.h), on an endpoint of its own: signal() sends one and forgets it (false when
+  // the queue is full); listen() posts a receive from t.peer that poll() completes; poll() reaps
+  // completions and, when none came, sleeps up to `ms` on the queue or until `wake_fd` is
+  // readable.
+  bool signal(int peer, uint64_t tag);
+  Status listen(Transfer& t);
+  void poll(int ms, int wake_fd);
 
  private:
   Endpoint() = default;
   ssize_t post(Transfer& t);
   // Reads completions; counts the transfers they finish.
   Status reap(const PeerName& who, size_t* finished);
-  // Waits up to `ms` for the completion queue to have something (or returns at once).
-  void sleep(int ms);
+  // Waits up to `ms` for the completion queue to have something, or `wake_fd` (-1: none).
+  void sleep(int ms, int wake_fd = -1);
   void close();
 
   InfoPtr info_;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Loses a host mid-run: 2 hosts (network namespaces) x 2 ranks loop over allreduces, then every
-# rank of host 1 is SIGKILLed ("kill"), or host 1's link goes down ("link"). Every rank still
-# running must report the failure within the timeout (fault_tests host_loss checks each), and
-# no rank may hang until stratarun has to terminate it.
-#   host_loss.sh STRATARUN FAULT_TESTS NETNS_SCRIPT K kill|link
+# rank of host 1 is SIGKILLed ("kill"), or host 1's link goes down ("link"), or rank 3 (host 1)
+# calls sclCommAbort by itself ("abort"). Every rank still
+# running must report the failure soon after the heartbeat's loss time, long before the call
+# timeout (fault_tests host_loss checks each), and no rank may hang until stratarun has to
+# terminate it.
+#   host_loss.sh STRATARUN FAULT_TESTS NETNS_SCRIPT K kill|link|abort
 set -u
 stratarun=$1 fault_tests=$2 netns=$3 k=$4 how=$5
 [ "$(id -u)" -eq 0 ] || { echo "host_loss: needs root to create network namespaces"; exit 1; }
@@ -11,10 +13,10 @@ out=$(mktemp)
 trap '"$netns" down "$k"; rm -f "$out"' EXIT
 "$netns" up "$k" 2 || exit 1
 fail() { cat "$out"; echo "host_loss: FAILED: $*"; exit 1; }
-timeout_ms=3000
-STRATACL_TIMEOUT_MS=$timeout_ms "$stratarun" -n 4 --grace 20 --timeout 200 \
+lost_ms=1000
+STRATACL_TIMEOUT_MS=20000 STRATACL_NET_LOST_MS=$lost_ms "$stratarun" -n 4 --grace 20 --timeout 200 \
   --netns "scl${k}h0,scl${k}h1" --root-addr "10.213.${k}.254" \
-  "$fault_tests" host_loss $((timeout_ms / 1000)) >"$out" 2>&1 &
+  "$fault_tests" host_loss $((lost_ms / 1000)) "$how" >"$out" 2>&1 &
 job=$!
 for _ in $(seq 600); do
   [ "$(grep -c RUNNING "$out")" -ge 4 ] && break
@@ -26,14 +28,16 @@ start=$(date +%s%N)
 if [ "$how" = kill ]; then
   kill -9 $(ip netns pids "scl${k}h1") || fail "no rank to kill in host 1"
   want=2
-else
+elif [ "$how" = link ]; then
   ip link set "scl${k}v1" down || fail "cannot take the link down"
   want=4
+else
+  want=3 # rank 3 aborts by itself; the others report
 fi
 wait $job
 rc=$?
 took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-# Killed ranks fail the job; with the link down every rank reports and exits 0 by itself.
+# Killed ranks fail the job; otherwise every rank reports (or aborts) and exits 0 by itself.
 if [ "$how" = kill ]; then
   [ "$rc" -eq 137 ] || fail "stratarun exited $rc, want 137 (the SIGKILL)"
 else
@@ -44,4 +48,4 @@ survivors=$(grep -o "rank [0-9]*: SURVIVED" "$out" | sort -u | wc -l)
 grep -q "FAILED" "$out" && fail "a rank saw the wrong thing"
 grep -q "terminating rank" "$out" && fail "stratarun had to terminate a rank (it hung)"
 cat "$out"
-echo "host_loss: $how: $survivors ranks reported the loss of host 1; the job ended ${took_ms} ms after it"
+echo "host_loss: $how: $survivors ranks reported the failure; the job ended ${took_ms} ms after it"

@@ -30,7 +30,10 @@ int main(int argc, char** argv) {
   if (which == "split_failure") return fault::run_split_failure();
   if (which == "call_deadline") return fault::run_call_deadline();
   if (which == "stop_culprit") return fault::run_stop_culprit();
-  if (which == "host_loss") return fault::run_host_loss(argc > 2 ? std::atof(argv[2]) : 3.0);
+  if (which == "host_loss") {
+    return fault::run_host_loss(argc > 2 ? std::atof(argv[2]) : 1.0,
+                                argc > 3 && std::string(argv[3]) == "abort");
+  }
   if (which == "p2p_slot_status")
     return fault::run_p2p_slot_status(argc > 2 ? std::atoi(argv[2]) : 200);
   if (which == "send_abort") return fault::run_send_abort(argc > 2 ? std::atoi(argv[2]) : 20);
@@ -42,6 +45,6 @@ int main(int argc, char** argv) {
       "cma_refused|settings_disagree|fork_child|read_only_heaps|abort_blocked "
       "N|init_interference|\n"
       "failed_init|split_failure|call_deadline|stop_culprit|p2p_slot_status N|send_abort N|\n"
-      "host_loss TIMEOUT_S\n");
+      "host_loss LOST_S [abort]\n");
   return 2;
 }

@@ -1,12 +1,16 @@
 // The network layer on its own: the topology rules, and one real libfabric endpoint sending to
-// itself (tagged messages, deadlines, registrations of heap memory).
+// itself (tagged messages, deadlines, registrations of heap memory); two heartbeats in one
+// process, watching each other.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "fabric/heap.h"
 #include "net/endpoint.h"
+#include "net/heartbeat.h"
 #include "net/topology.h"
 
 using namespace stratacl;
@@ -41,7 +45,7 @@ struct Self {
   }
   Status run(std::vector<Transfer>& batch, int64_t ms) {
     return ep->run(
-        batch, Deadline::after_ms(ms), [] { return Status::Ok(); },
+        batch, Deadline::after_ms(ms), [](int) { return Status::Ok(); },
         [](int p) { return "peer " + std::to_string(p); });
   }
 };
@@ -111,4 +115,95 @@ TEST(Endpoint, AMessageOfTheWrongSizeIsAnErrorNamingThePeer) {
   EXPECT_EQ(s.code(), sclRemoteError);
   EXPECT_NE(s.message().find("peer 0 sent 100 bytes where 200 were expected"), std::string::npos)
       << s.message();
+}
+
+namespace {
+
+// Two heartbeats on endpoints of their own, ranks 0 and 1 of a pretend job, each watching the
+// other; started only when asked, so a test can leave one silent.
+struct Pair {
+  std::unique_ptr<Heartbeat> hb[2];
+  std::vector<std::vector<uint8_t>> names;
+  static constexpr int64_t kLostMs = 400;
+  Pair() {
+    for (auto& h : hb) {
+      Result<std::unique_ptr<Heartbeat>> r = Heartbeat::open();
+      if (!r.ok()) ADD_FAILURE() << r.status().message();
+      if (!r.ok()) return;
+      h = std::move(*r);
+      names.push_back(h->name());
+    }
+  }
+  Status start(int r) {
+    return hb[r]->start(names, r, {1 - r}, kLostMs,
+                        [](int p) { return "peer " + std::to_string(p); });
+  }
+  // Polls `r`'s check until it is not ok, for up to `ms`.
+  Status first_error(int r, int waiting_on, int64_t ms) {
+    const Deadline d = Deadline::after_ms(ms);
+    Status s;
+    while ((s = hb[r]->check(waiting_on)).ok() && !d.expired()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return s;
+  }
+};
+
+}  // namespace
+
+TEST(Heartbeat, BeatingPeersStayAliveWellPastTheLossTime) {
+  Pair p;
+  ASSERT_TRUE(p.hb[1]);
+  ASSERT_TRUE(p.start(0).ok());
+  ASSERT_TRUE(p.start(1).ok());
+  Status s = p.first_error(0, 1, 3 * Pair::kLostMs);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(p.hb[1]->check(0).ok());
+}
+
+TEST(Heartbeat, ASilentPeerIsLostWithinTheLossTimeNamed) {
+  Pair p;
+  ASSERT_TRUE(p.hb[1]);
+  ASSERT_TRUE(p.start(0).ok());  // peer 1 never beats: dead, or behind a cut link
+  const auto t0 = std::chrono::steady_clock::now();
+  Status s = p.first_error(0, -1, 10 * Pair::kLostMs);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  EXPECT_EQ(s.code(), sclRemoteError);
+  EXPECT_NE(s.message().find("peer 1 is lost: no heartbeat"), std::string::npos) << s.message();
+  EXPECT_GE(ms, Pair::kLostMs - 50);
+  EXPECT_LT(ms, 3 * Pair::kLostMs);
+  EXPECT_EQ(p.hb[0]->culprit(), 1);
+}
+
+TEST(Heartbeat, AFailureReachesThePeerAtOnceWithItsCulprit) {
+  for (auto why : {Heartbeat::State::kFailed, Heartbeat::State::kAborted}) {
+    Pair p;
+    ASSERT_TRUE(p.hb[1]);
+    ASSERT_TRUE(p.start(0).ok());
+    ASSERT_TRUE(p.start(1).ok());
+    p.hb[1]->fail(why, why == Heartbeat::State::kFailed ? 0 : 1);
+    Status s = p.first_error(0, -1, Pair::kLostMs / 2);  // well before a silence could tell
+    EXPECT_EQ(s.code(), sclRemoteError);
+    const std::string want = why == Heartbeat::State::kFailed
+                                 ? "peer 1 failed and revoked the communicator because peer 0"
+                                 : "peer 1 called sclCommAbort";
+    EXPECT_NE(s.message().find(want), std::string::npos) << s.message();
+  }
+}
+
+TEST(Heartbeat, APeerThatLeftIsNotMissedButFailsAWaitForIt) {
+  Pair p;
+  ASSERT_TRUE(p.hb[1]);
+  ASSERT_TRUE(p.start(0).ok());
+  ASSERT_TRUE(p.start(1).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  p.hb[1]->leave();
+  Status waiting = p.first_error(0, 1, Pair::kLostMs);
+  EXPECT_EQ(waiting.code(), sclRemoteError);
+  EXPECT_NE(waiting.message().find("peer 1 left the communicator"), std::string::npos)
+      << waiting.message();
+  Status s = p.first_error(0, -1, 3 * Pair::kLostMs);
+  EXPECT_TRUE(s.ok()) << s.message();
 }

@@ -1,0 +1,168 @@
+#include "net/heartbeat.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "core/deadline.h"
+
+namespace stratacl::net {
+namespace {
+
+// A beat's tag: the state in two bits, then the culprit + 1 (0: none) in 17.
+constexpr int kStateBits = 2;
+constexpr uint64_t kWordMask = (uint64_t(1) << (kStateBits + 17)) - 1;
+constexpr int kBeatsPerLoss = 8;
+constexpr int64_t kGoodbyeNs = 20 * 1000 * 1000;  // lets the goodbye leave before the close
+
+uint64_t word_of(Heartbeat::State s, int culprit) {
+  return uint64_t(s) | uint64_t(culprit + 1) << kStateBits;
+}
+Heartbeat::State state_of(uint64_t word) { return Heartbeat::State(word & 3); }
+int culprit_of(uint64_t word) { return int((word & kWordMask) >> kStateBits) - 1; }
+
+}  // namespace
+
+Result<std::unique_ptr<Heartbeat>> Heartbeat::open() {
+  Result<std::unique_ptr<Endpoint>> ep = Endpoint::open(0, false);
+  if (!ep.ok()) return ep.status();
+  std::unique_ptr<Heartbeat> h(new Heartbeat(std::move(*ep)));
+  h->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (h->wake_fd_ < 0) return SystemErrorf("heartbeat: eventfd");
+  return h;
+}
+
+Heartbeat::~Heartbeat() {
+  leave();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self,
+                        std::vector<int> watched, int64_t lost_after_ms, PeerName who) {
+  SCL_TRY(ep_->connect(names, self));
+  self_ = self;
+  watched_ = std::move(watched);
+  lost_after_ns_ = lost_after_ms * 1000000;
+  who_ = std::move(who);
+  left_ = std::make_unique<std::atomic<bool>[]>(names.size());
+  thread_ = std::jthread([this] { loop(); });
+  return Status::Ok();
+}
+
+Status Heartbeat::check(int waiting_on) const {
+  if (lost_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lost_why_;
+  }
+  if (waiting_on >= 0 && left_ && left_[size_t(waiting_on)].load(std::memory_order_acquire)) {
+    return Errorf(sclRemoteError, "%s left the communicator (destroyed it)",
+                  who_(waiting_on).c_str());
+  }
+  return Status::Ok();
+}
+
+void Heartbeat::fail(State why, int culprit) {
+  uint64_t alive = word_of(State::kAlive, -1);
+  if (word_.compare_exchange_strong(alive, word_of(why, culprit))) wake();
+}
+
+void Heartbeat::leave() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true, std::memory_order_release);
+  wake();
+  thread_.join();
+}
+
+void Heartbeat::wake() const {
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void Heartbeat::lose(Status why, int culprit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lost_.load(std::memory_order_relaxed)) return;
+  lost_why_ = std::move(why);
+  lost_culprit_.store(culprit, std::memory_order_release);
+  lost_.store(true, std::memory_order_release);
+}
+
+void Heartbeat::heard(int peer, uint64_t word) {
+  const State s = state_of(word);
+  if (s == State::kLeft) {
+    left_[size_t(peer)].store(true, std::memory_order_release);
+    return;
+  }
+  if (s == State::kAlive) return;
+  const int blamed = culprit_of(word);
+  std::string because;
+  if (blamed >= 0 && blamed != peer) because = " because " + who_(blamed) + " failed";
+  lose(Errorf(sclRemoteError, "%s %s%s", who_(peer).c_str(),
+              s == State::kAborted ? "called sclCommAbort" : "failed and revoked the communicator",
+              because.c_str()),
+       blamed >= 0 ? blamed : peer);
+}
+
+void Heartbeat::beat(uint64_t word) {
+  for (int p : watched_) {
+    if (!left_[size_t(p)].load(std::memory_order_acquire)) ep_->signal(p, word);
+  }
+}
+
+void Heartbeat::loop() {
+  const int64_t period = std::max<int64_t>(lost_after_ns_ / kBeatsPerLoss, 1000000);
+  std::vector<Transfer> ears(watched_.size());
+  std::vector<bool> listening(watched_.size(), false);
+  std::vector<int64_t> last(watched_.size(), now_ns());
+  int64_t next_beat = 0, last_turn = now_ns();
+  uint64_t said = ~uint64_t(0);
+  while (!stopping_.load(std::memory_order_acquire)) {
+    for (size_t i = 0; i < ears.size(); ++i) {
+      if (listening[i]) continue;
+      ears[i] = Transfer{};
+      ears[i].peer = watched_[i];
+      ears[i].ignore = kWordMask;
+      listening[i] = ep_->listen(ears[i]).ok();
+    }
+    int64_t now = now_ns();
+    // A turn that came late (the machine stalled, the process was stopped) is our silence, not
+    // the peers': count theirs from now.
+    if (now - last_turn > 2 * period) std::fill(last.begin(), last.end(), now);
+    last_turn = now;
+    const uint64_t word = word_.load(std::memory_order_acquire);
+    if (now >= next_beat || word != said) {
+      beat(word);
+      said = word;
+      next_beat = now + period;
+    }
+    ep_->poll(int(std::clamp<int64_t>((next_beat - now) / 1000000, 1, 1000)), wake_fd_);
+    uint64_t drained;
+    (void)!read(wake_fd_, &drained, sizeof drained);
+    now = now_ns();
+    for (size_t i = 0; i < ears.size(); ++i) {
+      if (listening[i] && ears[i].done) {
+        listening[i] = false;  // listen again at the top of the loop
+        if (ears[i].failed) continue;
+        last[i] = now;
+        heard(watched_[i], ears[i].tag);
+      }
+      const int p = watched_[i];
+      if (now - last[i] > lost_after_ns_ && !lost_.load(std::memory_order_relaxed) &&
+          !left_[size_t(p)].load(std::memory_order_acquire)) {
+        lose(Errorf(sclRemoteError,
+                    "%s is lost: no heartbeat for %.1f s (dead, or its link is cut; "
+                    "STRATACL_NET_LOST_MS)",
+                    who_(p).c_str(), double(now - last[i]) / 1e9),
+             p);
+      }
+    }
+  }
+  // Goodbye: the peers stop expecting us. A rank that failed says that instead, last: the peers
+  // must fail, and a goodbye overtaking the failure would hide it.
+  const uint64_t last_word = word_.load(std::memory_order_acquire);
+  beat(state_of(last_word) == State::kAlive ? word_of(State::kLeft, -1) : last_word);
+  // Injected sends have no completions to wait for; progress a moment so they leave.
+  for (const int64_t until = now_ns() + kGoodbyeNs; now_ns() < until;) ep_->poll(1, -1);
+}
+
+}  // namespace stratacl::net

@@ -1,0 +1,82 @@
+// Liveness across hosts. No pidfd reaches another host, and a cut link is silent: TCP notices it
+// only after minutes, and a receive waits for the call's deadline. So every rank of a
+// communicator that spans hosts beats: a thread of its own, on an endpoint of its own, sends a
+// zero-byte message to every rank on the other hosts every eighth of the loss time, and listens
+// for theirs. A rank not heard from for the loss time (STRATACL_NET_LOST_MS) is lost, and every
+// call on the communicator fails with sclRemoteError naming it.
+//
+// The beat carries the sender's state, so the same messages spread failure: a rank whose
+// communicator is revoked (a failed call, sclCommAbort) says so at once, with the rank it blames,
+// and the ranks on other hosts fail as the ranks of one host do when a peer revokes; a rank that
+// destroys the communicator says it left, and then it is not missed.
+//
+// The thread makes every fabric call on its endpoint; the callers only set atomics and wake it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/status.h"
+#include "net/endpoint.h"
+
+namespace stratacl::net {
+
+class Heartbeat {
+ public:
+  enum class State : uint8_t { kAlive = 0, kFailed = 1, kAborted = 2, kLeft = 3 };
+
+  static Result<std::unique_ptr<Heartbeat>> open();
+  ~Heartbeat();  // leave(), then the endpoint closes
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+  // Our endpoint's address, for the peers.
+  std::vector<uint8_t> name() const { return ep_->name(); }
+  // Connects to every rank's heartbeat endpoint (names[self] is ours) and starts beating to, and
+  // listening for, the ranks in `watched`. `who` names a rank in errors.
+  Status start(const std::vector<std::vector<uint8_t>>& names, int self, std::vector<int> watched,
+               int64_t lost_after_ms, PeerName who);
+
+  // Why calls cannot go on, or ok: a watched rank was lost or failed, or `waiting_on` (the rank
+  // a call waits for; -1: none) left the communicator. Cheap when all is well.
+  Status check(int waiting_on) const;
+  // Tells every watched rank at once that this rank failed or aborted, blaming `culprit`
+  // (a rank; ours when we are the cause). The first word sticks.
+  void fail(State why, int culprit);
+  // Says goodbye (the peers stop expecting us) and stops the thread. Idempotent.
+  void leave();
+
+  // The culprit of the first loss or failure heard, or -1.
+  int culprit() const { return lost_culprit_.load(std::memory_order_acquire); }
+
+ private:
+  explicit Heartbeat(std::unique_ptr<Endpoint> ep) : ep_(std::move(ep)) {}
+  void loop();
+  void beat(uint64_t word);
+  // Handles what one peer said: alive, failed (with its culprit), or left.
+  void heard(int peer, uint64_t word);
+  void lose(Status why, int culprit);
+  void wake() const;
+
+  std::unique_ptr<Endpoint> ep_;
+  int wake_fd_ = -1;  // an eventfd: fail() and leave() interrupt the thread's sleep
+  int self_ = 0;
+  std::vector<int> watched_;
+  int64_t lost_after_ns_ = 0;
+  PeerName who_;
+  std::jthread thread_;
+
+  std::atomic<uint64_t> word_{0};  // what we say: State | (culprit + 1) << 2
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<std::atomic<bool>[]> left_;  // per rank: it said goodbye
+  std::atomic<bool> lost_{false};
+  std::atomic<int> lost_culprit_{-1};
+  mutable std::mutex mu_;
+  Status lost_why_;  // guarded by mu_; set once
+};
+
+}  // namespace stratacl::net
