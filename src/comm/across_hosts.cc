@@ -57,9 +57,14 @@ Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank
   SCL_TRY(init_from_table(host_table, std::move(host_maps)));
   world_rank_ = rank;
   world_nranks_ = int(table.size());
-  rail_ = std::make_unique<net::Rail>(std::move(*ep), *topo,
-                                      [this](int waiting_on) { return usable(waiting_on); });
+  set_rail(std::move(*ep), *topo);
   return start_heartbeat();
+}
+
+void Communicator::set_rail(std::unique_ptr<net::Endpoint> ep, const net::Topology& topo) {
+  rail_ = std::make_unique<net::Rail>(
+      std::move(ep), topo, [this](int waiting_on) { return usable(waiting_on); },
+      [](uint32_t kind) { return coll_name(Coll(kind)); });
 }
 
 Status Communicator::start_heartbeat() {
@@ -89,6 +94,7 @@ Status Communicator::start_heartbeat() {
   call.send = LocalBuffer{reinterpret_cast<const char*>(&mine), MemKind::kForeign};
   call.recv = reinterpret_cast<char*>(cards.data());
   hier::Context hc = across_hosts();
+  hc.rail.begin(uint32_t(Coll::kSplit), 1);  // the library's own exchange, at init or split
   SCL_TRY(hier::allgather(hc, call));
   SCL_TRY(opened);
   std::vector<std::vector<uint8_t>> names;
@@ -103,8 +109,9 @@ Status Communicator::start_heartbeat() {
     if (topo.host_of(w) != topo.host) watched.push_back(w);
   }
   const net::Rail& rail = *rail_;
-  SCL_TRY((*hb)->start(names, world_rank_, std::move(watched), process_value(Var::kNetLostMs),
-                       [&rail](int w) { return rail.who(w); }));
+  SCL_TRY((*hb)->start(
+      names, world_rank_, std::move(watched), process_value(Var::kNetLostMs),
+      [&rail](int w) { return rail.who(w); }, Deadline::after_ms(cfg_.timeout_ms.value)));
   heartbeat_ = std::move(*hb);
   return Status::Ok();
 }

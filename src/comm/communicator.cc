@@ -28,7 +28,9 @@ void Communicator::revoke(const Status& why) {
 }
 
 Status Communicator::finish_call(Status s) {
-  if (is_fatal(s)) revoke(s);
+  // A failed network batch closes the endpoint (net/endpoint.h): whatever the error, nothing
+  // more can cross hosts, so the other ranks must learn of it now, not at their deadlines.
+  if (is_fatal(s) || (!s.ok() && rail_ && rail_->endpoint().closed())) revoke(s);
   if (!s.ok()) errors_.set_last(s);
   return s;
 }

@@ -126,6 +126,8 @@ class Communicator : public sclComm {
                      std::vector<net::SplitCard>* cards);
   Status join_across_hosts(const std::vector<net::SplitCard>& cards, int color, int parent_rank,
                            const net::Rail& parent);
+  // The rail over `ep`, which asks usable() while it waits.
+  void set_rail(std::unique_ptr<net::Endpoint> ep, const net::Topology& topo);
   // Opens the heartbeat, shares its address with every rank over the rail, and starts it.
   Status start_heartbeat();
   Status agree_on_settings();

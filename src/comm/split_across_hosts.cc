@@ -40,6 +40,7 @@ Status Communicator::share_split(int color, int key, const Status& here, Communi
   call.send = LocalBuffer{reinterpret_cast<const char*>(&mine), MemKind::kForeign};
   call.recv = reinterpret_cast<char*>(cards->data());
   hier::Context hc = across_hosts();
+  hc.rail.begin(uint32_t(Coll::kSplit), 0);
   SCL_TRY(hier::allgather(hc, call));
   for (int w = 0; w < world_nranks_; ++w) {
     const net::SplitCard& c = (*cards)[size_t(w)];
@@ -78,8 +79,7 @@ Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards,
   SCL_TRY(ep->connect(names, me));
   world_rank_ = me;
   world_nranks_ = int(members.size());
-  rail_ = std::make_unique<net::Rail>(std::move(ep), *topo,
-                                      [this](int waiting_on) { return usable(waiting_on); });
+  set_rail(std::move(ep), *topo);
   return start_heartbeat();
 }
 

@@ -71,7 +71,18 @@ Status barrier(Context& c) {
   return c.run_local(b);
 }
 
+void begin(Context& c, const Call& call) {
+  // What every rank passes alike (alltoallv's counts differ by rank, so only its dtype counts).
+  uint64_t args = uint64_t(call.dtype);
+  if (call.coll != Coll::kAlltoAllv) {
+    args ^= uint64_t(call.op) << 8 ^ uint64_t(uint32_t(call.root)) << 16 ^ call.count << 24 ^
+            call.count >> 40;
+  }
+  c.rail.begin(uint32_t(call.coll), args);
+}
+
 Status run(Context& c, const Call& call) {
+  begin(c, call);
   switch (call.coll) {
     case Coll::kAllReduce:
       return allreduce(c, call);

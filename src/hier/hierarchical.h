@@ -49,7 +49,9 @@ struct Context {
   Status run_local(const Call& call);
 };
 
+// Runs `call` across hosts, its kind and arguments in every message (net::Rail::begin).
 Status run(Context& c, const Call& call);
+void begin(Context& c, const Call& call);
 
 Status allreduce(Context& c, const Call& call);
 Status allgather(Context& c, const Call& call);

@@ -163,6 +163,11 @@ Status Endpoint::reap(const PeerName& who, size_t* finished) {
   if (n > 0) {
     for (ssize_t k = 0; k < n; ++k) {
       auto* t = static_cast<Transfer*>(entries[k].op_context);
+      const uint64_t theirs = entries[k].tag >> kPeerBits;
+      if (!t->send && (theirs ^ t->tag) & t->ignore) {
+        return Errorf(sclInvalidUsage, "%s %s", who(t->peer).c_str(),
+                      mismatch_ ? mismatch_(theirs, t->tag).c_str() : "is in another call");
+      }
       if (!t->send && entries[k].len != t->bytes) {
         return Errorf(sclRemoteError, "%s sent %zu bytes where %zu were expected",
                       who(t->peer).c_str(), size_t(entries[k].len), t->bytes);
@@ -176,6 +181,12 @@ Status Endpoint::reap(const PeerName& who, size_t* finished) {
     fi_cq_err_entry err{};
     fi_cq_readerr(cq_, &err, 0);
     auto* t = static_cast<Transfer*>(err.op_context);
+    const uint64_t theirs = err.tag >> kPeerBits;
+    if (t && !t->send && err.err == FI_ETRUNC && (theirs ^ t->tag) & t->ignore) {
+      // Larger than the receive: a message of another call.
+      return Errorf(sclInvalidUsage, "%s %s", who(t->peer).c_str(),
+                    mismatch_ ? mismatch_(theirs, t->tag).c_str() : "is in another call");
+    }
     const std::string peer = t ? who(t->peer) : std::string("a peer");
     return Errorf(sclRemoteError, "network error %s %s: %s", t && t->send ? "sending to" : "with",
                   peer.c_str(), fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
@@ -228,7 +239,13 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
                  late && late->send ? "sending to" : "waiting for",
                  late ? who(late->peer).c_str() : "a peer");
     } else {
-      s = stop(late ? late->peer : -1);
+      // A peer that left can still be the one a send waits for (its completion can trail the
+      // peer's receive); only a receive surely waits in vain.
+      const Transfer* unheard = nullptr;
+      for (size_t k = 0; k < posted && !unheard; ++k) {
+        if (!batch[k].done && !batch[k].send) unheard = &batch[k];
+      }
+      s = stop(unheard ? unheard->peer : -1);
     }
     if (s.ok() && now_ns() - idle_since > spin_ns_) {
       sleep(std::clamp(deadline.remaining_ms(), 1, kMaxSleepMs));

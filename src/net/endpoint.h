@@ -36,7 +36,8 @@ struct Transfer {
   uint64_t tag = 0;      // the batch's tag (< 2^48); the sender's index is added below it
   bool done = false;     // set by run()
   void* desc = nullptr;  // set by run(): the buffer's registration (net/registrations.h)
-  // listen() only: tag bits a receive ignores; on completion, tag holds the tag it matched.
+  // Receives: tag bits that need not match for the message to land. run() then requires them
+  // equal, or asks the endpoint's mismatch text; listen() leaves the tag matched in `tag`.
   uint64_t ignore = 0;
   bool failed = false;  // poll() only: the transfer completed with an error
 };
@@ -62,15 +63,22 @@ class Endpoint {
   Endpoint& operator=(const Endpoint&) = delete;
 
   const fi_info& info() const { return *info_; }
+  // After a failed batch: nothing more can go over this endpoint.
+  bool closed() const { return ep_ == nullptr; }
   const Registrations& registrations() const { return *regs_; }
   int64_t spin_ns() const { return spin_ns_; }
   // Our address, to be published to the peers.
   std::vector<uint8_t> name() const;
   // Peer addresses, one per peer index (our own included).
   Status connect(const std::vector<std::vector<uint8_t>>& names, int self);
+  // What run() says when a receive matched a message whose ignored tag bits differ from its own
+  // (a peer in another call): the text after "<peer> ", from the peer's tag and ours.
+  using MismatchText = std::function<std::string(uint64_t theirs, uint64_t ours)>;
+  void on_mismatch(MismatchText text) { mismatch_ = std::move(text); }
 
   // Runs a batch: every transfer is posted, then run() returns when all have completed.
-  // `stop` is asked, while run() waits, with the peer of the first transfer not done yet.
+  // `stop` is asked, while run() waits, with the peer of the first receive not done yet (-1:
+  // none).
   Status run(std::span<Transfer> batch, const Deadline& deadline, const StopCheck& stop,
              const PeerName& who);
 
@@ -99,6 +107,7 @@ class Endpoint {
   fid_ep* ep_ = nullptr;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
+  MismatchText mismatch_;
   std::vector<fi_addr_t> peers_;
   int self_ = 0;
   int64_t spin_ns_ = 0;

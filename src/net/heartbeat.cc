@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/deadline.h"
 
@@ -15,6 +16,7 @@ constexpr int kStateBits = 2;
 constexpr uint64_t kWordMask = (uint64_t(1) << (kStateBits + 17)) - 1;
 constexpr int kBeatsPerLoss = 8;
 constexpr int64_t kGoodbyeNs = 20 * 1000 * 1000;  // lets the goodbye leave before the close
+constexpr int64_t kFirstBeatsNs = 10 * 1000 * 1000;
 
 uint64_t word_of(Heartbeat::State s, int culprit) {
   return uint64_t(s) | uint64_t(culprit + 1) << kStateBits;
@@ -39,15 +41,23 @@ Heartbeat::~Heartbeat() {
 }
 
 Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self,
-                        std::vector<int> watched, int64_t lost_after_ms, PeerName who) {
+                        std::vector<int> watched, int64_t lost_after_ms, PeerName who,
+                        const Deadline& deadline) {
   SCL_TRY(ep_->connect(names, self));
   self_ = self;
   watched_ = std::move(watched);
   lost_after_ns_ = lost_after_ms * 1000000;
   who_ = std::move(who);
   left_ = std::make_unique<std::atomic<bool>[]>(names.size());
+  heard_all_ = watched_.empty();
   thread_ = std::jthread([this] { loop(); });
-  return Status::Ok();
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(std::max<int64_t>(deadline.remaining_ms(), 0));
+  if (all_heard_.wait_until(lock, until, [this] { return heard_all_ || lost_.load(); })) {
+    return lost_.load() ? lost_why_ : Status::Ok();
+  }
+  return Errorf(sclTimeout, "heartbeat: not every rank on the other hosts answered in time");
 }
 
 Status Heartbeat::check(int waiting_on) const {
@@ -85,6 +95,7 @@ void Heartbeat::lose(Status why, int culprit) {
   lost_why_ = std::move(why);
   lost_culprit_.store(culprit, std::memory_order_release);
   lost_.store(true, std::memory_order_release);
+  all_heard_.notify_all();  // start() waits no longer
 }
 
 void Heartbeat::heard(int peer, uint64_t word) {
@@ -114,6 +125,8 @@ void Heartbeat::loop() {
   std::vector<Transfer> ears(watched_.size());
   std::vector<bool> listening(watched_.size(), false);
   std::vector<int64_t> last(watched_.size(), now_ns());
+  std::vector<bool> heard_once(watched_.size(), false);
+  size_t unheard = watched_.size();
   int64_t next_beat = 0, last_turn = now_ns();
   uint64_t said = ~uint64_t(0);
   while (!stopping_.load(std::memory_order_acquire)) {
@@ -133,7 +146,8 @@ void Heartbeat::loop() {
     if (now >= next_beat || word != said) {
       beat(word);
       said = word;
-      next_beat = now + period;
+      // Until every peer was heard, often: a first beat may wait for its connection.
+      next_beat = now + (unheard ? std::min(period, kFirstBeatsNs) : period);
     }
     ep_->poll(int(std::clamp<int64_t>((next_beat - now) / 1000000, 1, 1000)), wake_fd_);
     uint64_t drained;
@@ -145,6 +159,14 @@ void Heartbeat::loop() {
         if (ears[i].failed) continue;
         last[i] = now;
         heard(watched_[i], ears[i].tag);
+        if (!heard_once[i]) {
+          heard_once[i] = true;
+          if (--unheard == 0) {
+            std::lock_guard<std::mutex> lock(mu_);
+            heard_all_ = true;
+            all_heard_.notify_all();
+          }
+        }
       }
       const int p = watched_[i];
       if (now - last[i] > lost_after_ns_ && !lost_.load(std::memory_order_relaxed) &&

@@ -14,12 +14,14 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "core/deadline.h"
 #include "core/status.h"
 #include "net/endpoint.h"
 
@@ -36,13 +38,15 @@ class Heartbeat {
 
   // Our endpoint's address, for the peers.
   std::vector<uint8_t> name() const { return ep_->name(); }
-  // Connects to every rank's heartbeat endpoint (names[self] is ours) and starts beating to, and
-  // listening for, the ranks in `watched`. `who` names a rank in errors.
+  // Connects to every rank's heartbeat endpoint (names[self] is ours), starts beating to, and
+  // listening for, the ranks in `watched`, and returns once each of them was heard: the
+  // connections are up then, so a failure said at once (even just before a close) goes out at
+  // once. `who` names a rank in errors.
   Status start(const std::vector<std::vector<uint8_t>>& names, int self, std::vector<int> watched,
-               int64_t lost_after_ms, PeerName who);
+               int64_t lost_after_ms, PeerName who, const Deadline& deadline);
 
-  // Why calls cannot go on, or ok: a watched rank was lost or failed, or `waiting_on` (the rank
-  // a call waits for; -1: none) left the communicator. Cheap when all is well.
+  // Why calls cannot go on, or ok: a watched rank was lost or failed, or `waiting_on` (a rank
+  // a call waits to receive from; -1: none) left the communicator. Cheap when all is well.
   Status check(int waiting_on) const;
   // Tells every watched rank at once that this rank failed or aborted, blaming `culprit`
   // (a rank; ours when we are the cause). The first word sticks.
@@ -74,6 +78,8 @@ class Heartbeat {
   std::atomic<bool> stopping_{false};
   std::unique_ptr<std::atomic<bool>[]> left_;  // per rank: it said goodbye
   std::atomic<bool> lost_{false};
+  std::condition_variable all_heard_;  // with mu_: every watched rank was heard once (heard_all_)
+  bool heard_all_ = false;
   std::atomic<int> lost_culprit_{-1};
   mutable std::mutex mu_;
   Status lost_why_;  // guarded by mu_; set once

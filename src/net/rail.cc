@@ -5,12 +5,39 @@
 namespace stratacl::net {
 namespace {
 
-// The three tag spaces (below 2^48, see Endpoint): rail batches, world batches, point-to-point.
+// A tag (48 bits, see Endpoint): the space in the top two (rail batches, world batches,
+// point-to-point), then the call (begin(): its kind in 4 bits, an argument hash in 18), then the
+// batch number in 24, which may wrap: batches of one space complete in order, so no message can
+// be 2^24 batches old. Point-to-point tags use all 46 bits below the space for their number.
 constexpr uint64_t kWorldTags = uint64_t(1) << 46;
 constexpr uint64_t kP2PTags = uint64_t(2) << 46;
 constexpr uint64_t kTagMask = kWorldTags - 1;
+constexpr int kBatchBits = 24, kArgsBits = 18, kKindBits = 4;
+constexpr uint64_t kBatchMask = (uint64_t(1) << kBatchBits) - 1;
+constexpr uint64_t kCallMask = ((uint64_t(1) << (kArgsBits + kKindBits)) - 1) << kBatchBits;
+
+uint32_t kind_of(uint64_t tag) { return uint32_t(tag >> (kBatchBits + kArgsBits)) & 15; }
 
 }  // namespace
+
+Rail::Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
+           const char* (*call_name)(uint32_t kind))
+    : ep_(std::move(ep)), topo_(topo), stop_(std::move(stop)), call_name_(call_name) {
+  ep_->on_mismatch([this](uint64_t theirs, uint64_t ours) {
+    const std::string mine = call_name_(kind_of(ours));
+    if (kind_of(theirs) == kind_of(ours)) {
+      return "called " + mine + " with other arguments (dtype, op, count or root) than this rank";
+    }
+    return std::string("called ") + call_name_(kind_of(theirs)) + " where this rank called " +
+           mine + ": mismatched calls across hosts";
+  });
+}
+
+void Rail::begin(uint32_t kind, uint64_t args) {
+  // Fibonacci hashing folds every argument bit into the 18 kept.
+  const uint64_t h = (args * 0x9e3779b97f4a7c15ull) >> (64 - kArgsBits);
+  call_ = ((uint64_t(kind & 15) << kArgsBits) | h) << kBatchBits;
+}
 
 Transfer Rail::send_to(int peer, const void* buf, size_t bytes) {
   Transfer t;
@@ -48,14 +75,18 @@ Status Rail::run_tagged(std::span<Transfer> batch, const Deadline& d) {
 }
 
 Status Rail::run(std::span<Transfer> batch, const Deadline& d) {
-  const uint64_t tag = ++tag_ & kTagMask;
-  for (Transfer& t : batch) t.tag = tag;
-  return run_tagged(batch, d);
+  return run_signed(batch, call_ | (++tag_ & kBatchMask), d);
 }
 
 Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
-  const uint64_t tag = kWorldTags | (++world_tag_ & kTagMask);
-  for (Transfer& t : batch) t.tag = tag;
+  return run_signed(batch, kWorldTags | call_ | (++world_tag_ & kBatchMask), d);
+}
+
+Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d) {
+  for (Transfer& t : batch) {
+    t.tag = tag;
+    t.ignore = kCallMask;  // a message of another call lands, and is reported as such
+  }
   return run_tagged(batch, d);
 }
 

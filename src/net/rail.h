@@ -22,11 +22,19 @@ class Rail {
  public:
   // Largest allreduce done in one direct round (below).
   static constexpr size_t kDirectMaxBytes = 64 << 10;
-  Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop)
-      : ep_(std::move(ep)), topo_(topo), stop_(std::move(stop)) {}
+  // `call_name` names a call kind of begin() in errors.
+  Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
+       const char* (*call_name)(uint32_t kind));
   const Topology& topology() const { return topo_; }
   const Endpoint& endpoint() const { return *ep_; }
   std::string who(int world) const;  // "rank 3 (host 1)"
+
+  // The call the following batches belong to: every rank calls it with the same values before
+  // the same call. Its kind (< 16) and a hash of its arguments travel in every message's tag, so
+  // a message from a rank in another call is an error naming the rank and both calls (as the
+  // step protocol's signature check does within a host), never data taken for this call's.
+  // Point-to-point messages carry none: sizes are what they check.
+  void begin(uint32_t kind, uint64_t args);
 
   // Every host ends with the reduction over hosts of `count` elements at buf, identical bits
   // everywhere. Up to kDirectMaxBytes, one round: every host sends its buffer to every other and
@@ -65,11 +73,15 @@ class Rail {
   // Runs a batch whose transfers already carry their tags.
   Status run_tagged(std::span<Transfer> batch, const Deadline& d);
   Status run(std::span<Transfer> batch, const Deadline& d);
+  // Tags the batch with `tag` (its space, the call, its number) and runs it.
+  Status run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d);
   char* scratch(size_t bytes);
 
   std::unique_ptr<Endpoint> ep_;
   Topology topo_;
   StopCheck stop_;
+  const char* (*call_name_)(uint32_t kind);
+  uint64_t call_ = 0;                      // begin()'s, placed in the tag
   uint64_t tag_ = 0;                       // rail batches
   uint64_t world_tag_ = 0;                 // exchange() batches
   std::vector<uint64_t> sent_, received_;  // point-to-point, per world rank

@@ -10,6 +10,10 @@
 //   - alltoall, alltoallv, gather, scatter (every root) and a send/recv ring, the same way.
 //   - splits: one rank per host (the child spans hosts), one host per child, and keys that
 //     interleave hosts (refused with sclInvalidUsage; the parent goes on).
+//   - mismatched calls that only the network can see (each host's ranks agree among themselves):
+//     another collective, or the same one with another op. On a child of all ranks, every rank's
+//     call must fail within seconds, one at least with sclInvalidUsage naming the mismatch, and
+//     the parent goes on.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -97,6 +101,39 @@ void splits(const Comm& w, Tally& tally, RunOn&& run_on) {
   }
 }
 
+void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
+  const char* per = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
+  const bool host0 = w.rank < (per ? std::atoi(per) : 1);
+  const size_t count = 1000;
+  std::vector<int32_t> buf(count, 1);
+  for (const char* what : {"allreduce vs broadcast", "sum vs max"}) {
+    sclComm_t child = nullptr;
+    MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+    const double t0 = now();
+    sclResult_t r;
+    if (what[0] == 'a' && !host0) {
+      r = sclBroadcast(buf.data(), buf.data(), count, sclInt32, 0, child, nullptr);
+    } else {
+      const sclRedOp_t op = what[0] == 's' && !host0 ? sclMax : sclSum;
+      r = sclAllReduce(buf.data(), buf.data(), count, sclInt32, op, child, nullptr);
+    }
+    const double took = now() - t0;
+    const std::string msg = sclGetLastError(child);
+    const CallInfo info{"mismatch", sclInt32, -1, count, -1, what};
+    tally.expect(r != sclSuccess, info, "the call succeeded");
+    tally.expect(took < 10, info, "failed after " + std::to_string(took) + " s: " + msg);
+    const bool named =
+        r == sclInvalidUsage && (msg.find("mismatched calls across hosts") != std::string::npos ||
+                                 msg.find("other arguments") != std::string::npos);
+    tally.expect(named || r == sclRemoteError, info,
+                 std::string(sclGetErrorString(r)) + ": " + msg);
+    MP_OK(sclCommDestroy(child));
+    int32_t mine = named, any = 0;
+    MP_OK(sclAllReduce(&mine, &any, 1, sclInt32, sclMax, w.comm, nullptr));
+    tally.expect(any == 1, info, "no rank named the mismatch");
+  }
+}
+
 }  // namespace
 
 int run_hosts(int argc, char**) {
@@ -166,6 +203,7 @@ int run_hosts(int argc, char**) {
   late_rank_holds_the_barrier(w, tally);
 
   splits(w, tally, run_on);
+  mismatch_fails_everywhere(w, tally);
   run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // the parent goes on
   return finish("hosts");
 }

@@ -134,9 +134,19 @@ struct Pair {
       names.push_back(h->name());
     }
   }
-  Status start(int r) {
-    return hb[r]->start(names, r, {1 - r}, kLostMs,
-                        [](int p) { return "peer " + std::to_string(p); });
+  Status start(int r, int64_t ms = 5000) {
+    return hb[r]->start(
+        names, r, {1 - r}, kLostMs, [](int p) { return "peer " + std::to_string(p); },
+        Deadline::after_ms(ms));
+  }
+  // Both, concurrently: each start() returns once it heard the other.
+  void start_both() {
+    Status s1;
+    std::thread other([&] { s1 = start(1); });
+    Status s0 = start(0);
+    other.join();
+    EXPECT_TRUE(s0.ok()) << s0.message();
+    EXPECT_TRUE(s1.ok()) << s1.message();
   }
   // Polls `r`'s check until it is not ok, for up to `ms`.
   Status first_error(int r, int waiting_on, int64_t ms) {
@@ -154,8 +164,7 @@ struct Pair {
 TEST(Heartbeat, BeatingPeersStayAliveWellPastTheLossTime) {
   Pair p;
   ASSERT_TRUE(p.hb[1]);
-  ASSERT_TRUE(p.start(0).ok());
-  ASSERT_TRUE(p.start(1).ok());
+  p.start_both();
   Status s = p.first_error(0, 1, 3 * Pair::kLostMs);
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(p.hb[1]->check(0).ok());
@@ -164,8 +173,10 @@ TEST(Heartbeat, BeatingPeersStayAliveWellPastTheLossTime) {
 TEST(Heartbeat, ASilentPeerIsLostWithinTheLossTimeNamed) {
   Pair p;
   ASSERT_TRUE(p.hb[1]);
-  ASSERT_TRUE(p.start(0).ok());  // peer 1 never beats: dead, or behind a cut link
   const auto t0 = std::chrono::steady_clock::now();
+  // Peer 1 never beats (dead, or behind a cut link): start() gives up at the loss time.
+  Status started = p.start(0, 10 * Pair::kLostMs);
+  EXPECT_EQ(started.code(), sclRemoteError) << started.message();
   Status s = p.first_error(0, -1, 10 * Pair::kLostMs);
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
@@ -181,8 +192,7 @@ TEST(Heartbeat, AFailureReachesThePeerAtOnceWithItsCulprit) {
   for (auto why : {Heartbeat::State::kFailed, Heartbeat::State::kAborted}) {
     Pair p;
     ASSERT_TRUE(p.hb[1]);
-    ASSERT_TRUE(p.start(0).ok());
-    ASSERT_TRUE(p.start(1).ok());
+    p.start_both();
     p.hb[1]->fail(why, why == Heartbeat::State::kFailed ? 0 : 1);
     Status s = p.first_error(0, -1, Pair::kLostMs / 2);  // well before a silence could tell
     EXPECT_EQ(s.code(), sclRemoteError);
@@ -196,8 +206,7 @@ TEST(Heartbeat, AFailureReachesThePeerAtOnceWithItsCulprit) {
 TEST(Heartbeat, APeerThatLeftIsNotMissedButFailsAWaitForIt) {
   Pair p;
   ASSERT_TRUE(p.hb[1]);
-  ASSERT_TRUE(p.start(0).ok());
-  ASSERT_TRUE(p.start(1).ok());
+  p.start_both();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   p.hb[1]->leave();
   Status waiting = p.first_error(0, 1, Pair::kLostMs);
