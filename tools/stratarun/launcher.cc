@@ -1,18 +1,12 @@
 #include "launcher.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,9 +19,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "child.h"
+#include "job_setup.h"
 #include "output_relay.h"
-
-extern char** environ;
 
 namespace stratacl::run {
 namespace {
@@ -43,13 +37,6 @@ constexpr std::chrono::seconds kKillDelay{2};
 
 // Spare fds beyond the relay pipes (signalfd, socket, eventfd, std streams, ...).
 constexpr rlim_t kSpareFds = 64;
-
-// Variables stratarun sets for each rank; inherited values of the same names are dropped so a
-// nested launch (or a stale shell export) cannot leak through, STRATACL_ROOT_FD in particular.
-constexpr std::string_view kLauncherVariables[] = {
-    "STRATACL_RANK",      "STRATACL_WORLD_SIZE", "STRATACL_LOCAL_RANK", "STRATACL_LOCAL_WORLD_SIZE",
-    "STRATACL_ROOT_ADDR", "STRATACL_ROOT_FD",    "STRATACL_JOB_SECRET", "STRATACL_LAUNCHER",
-};
 
 Clock::duration to_duration(double seconds) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -79,215 +66,6 @@ std::string signal_name(int sig) {
   if (const char* abbrev = sigabbrev_np(sig)) return abbrev;
   if (sig >= SIGRTMIN && sig <= SIGRTMAX) return "RTMIN+" + std::to_string(sig - SIGRTMIN);
   return "UNKNOWN";
-}
-
-// ---------------------------------------------------------------------------------------------
-// Setup helpers.
-
-// Children inherit fds 0-2 and the relay relies on them being taken; if stratarun was started
-// with one closed, occupy it with /dev/null so no pipe or socket lands there by accident.
-bool ensure_standard_fds_open() {
-  for (int fd = 0; fd <= 2; ++fd) {
-    if (fcntl(fd, F_GETFD) >= 0) continue;
-    if (errno != EBADF) {
-      say_errno("fcntl(F_GETFD)");
-      return false;
-    }
-    // Deliberately not O_CLOEXEC: this is the ranks' standard stream.
-    const int opened = open("/dev/null", O_RDWR);
-    if (opened < 0) {
-      say_errno("open(/dev/null)");
-      return false;
-    }
-    if (opened != fd) {
-      say("cannot reopen a closed standard file descriptor");
-      close(opened);
-      return false;
-    }
-  }
-  return true;
-}
-
-bool make_job_secret(std::string* secret) {
-  unsigned char bytes[16];
-  size_t filled = 0;
-  while (filled < sizeof(bytes)) {
-    const ssize_t n = getrandom(bytes + filled, sizeof(bytes) - filled, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      say_errno("getrandom");
-      return false;
-    }
-    filled += static_cast<size_t>(n);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  secret->clear();
-  for (unsigned char byte : bytes) {
-    secret->push_back(kHex[byte >> 4]);
-    secret->push_back(kHex[byte & 0xf]);
-  }
-  return true;
-}
-
-// Creates the rendezvous socket before any rank exists, so rank 0 can accept on it and the
-// others can connect to it without racing on who binds first.
-bool open_rendezvous_socket(const std::string& ip, int backlog, UniqueFd* socket_fd,
-                            uint16_t* port) {
-  socket_fd->reset(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!socket_fd->valid()) {
-    say_errno("socket");
-    return false;
-  }
-  const int one = 1;
-  if (setsockopt(socket_fd->get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
-    say_errno("setsockopt(SO_REUSEADDR)");
-    return false;
-  }
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  inet_pton(AF_INET, ip.c_str(), &address.sin_addr);  // checked by the option parser
-  address.sin_port = 0;                               // Let the kernel pick a free port.
-  if (bind(socket_fd->get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
-    say_errno("bind(" + ip + ":0)");
-    return false;
-  }
-  if (listen(socket_fd->get(), backlog) != 0) {
-    say_errno("listen");
-    return false;
-  }
-  socklen_t length = sizeof(address);
-  if (getsockname(socket_fd->get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    say_errno("getsockname");
-    return false;
-  }
-  *port = ntohs(address.sin_port);
-  return true;
-}
-
-// True if `entry` ("NAME=value") sets one of the variables stratarun provides itself.
-bool is_launcher_variable(std::string_view entry) {
-  return std::any_of(
-      std::begin(kLauncherVariables), std::end(kLauncherVariables), [&](std::string_view name) {
-        return entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=';
-      });
-}
-
-// stratarun's own environment minus the variables it sets per rank.
-std::vector<std::string> inherited_environment() {
-  std::vector<std::string> inherited;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (!is_launcher_variable(*entry)) inherited.emplace_back(*entry);
-  }
-  return inherited;
-}
-
-// Turns strings into the null-terminated char* array that exec wants. The strings must outlive
-// the returned vector.
-std::vector<char*> to_argv(std::vector<std::string>& strings) {
-  std::vector<char*> argv;
-  argv.reserve(strings.size() + 1);
-  for (std::string& s : strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  return argv;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Child side (between fork and exec). Only async-signal-safe calls, no allocation: everything
-// the child needs is prepared by the parent before the fork.
-
-struct ChildPlan {
-  int rank = 0;
-  pid_t launcher_pid = 0;
-  int root_fd = -1;                         // The rendezvous socket.
-  int netns_fd = -1;                        // The network namespace to enter, or -1.
-  const OutputRelay* relay = nullptr;       // Null without --tag-output.
-  const rlimit* original_nofile = nullptr;  // Set when stratarun raised RLIMIT_NOFILE.
-  char* const* argv = nullptr;
-  char* const* envp = nullptr;
-};
-
-// Fixed-size line builder, because snprintf is not async-signal-safe.
-class ChildLine {
- public:
-  ChildLine& operator<<(std::string_view text) {
-    const size_t n = std::min(text.size(), sizeof(buffer_) - 1 - length_);
-    std::copy_n(text.data(), n, buffer_ + length_);
-    length_ += n;
-    return *this;
-  }
-  ChildLine& operator<<(int value) {
-    char digits[16];
-    size_t n = 0;
-    unsigned magnitude = value < 0 ? 0u - static_cast<unsigned>(value) : value;
-    do {
-      digits[n++] = static_cast<char>('0' + magnitude % 10);
-      magnitude /= 10;
-    } while (magnitude != 0);
-    if (value < 0) *this << "-";
-    while (n > 0) *this << std::string_view(&digits[--n], 1);
-    return *this;
-  }
-  // Appends the newline and writes the line with a single write().
-  void write_to_stderr() {
-    buffer_[length_++] = '\n';
-    (void)write_all(STDERR_FILENO, std::string_view(buffer_, length_));
-  }
-
- private:
-  char buffer_[1024];
-  size_t length_ = 0;
-};
-
-[[noreturn]] void child_fail(const ChildPlan& plan, std::string_view what) {
-  const int error = errno;
-  (ChildLine() << "stratarun: rank " << plan.rank << ": " << what << ": " << errno_text(error))
-      .write_to_stderr();
-  _exit(kExecFailureExit);
-}
-
-// Undoes what stratarun changed in its own signal state: exec keeps ignored dispositions (we
-// ignore SIGPIPE) and the signal mask (we block the forwarded signals and SIGCHLD), and a rank
-// must start as if launched from a shell.
-void reset_signals_in_child(const ChildPlan& plan) {
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig == SIGKILL || sig == SIGSTOP) continue;
-    // Fails with EINVAL for the signals glibc reserves for itself; those need no reset.
-    (void)sigaction(sig, &default_action, nullptr);
-  }
-  sigset_t empty;
-  sigemptyset(&empty);
-  if (sigprocmask(SIG_SETMASK, &empty, nullptr) != 0) child_fail(plan, "sigprocmask");
-}
-
-[[noreturn]] void run_child(const ChildPlan& plan) {
-  // Ranks must never outlive the launcher, even if it is SIGKILLed.
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(plan, "prctl(PR_SET_PDEATHSIG)");
-  // If the launcher died between fork() and prctl(), the death signal will never come.
-  if (getppid() != plan.launcher_pid) _exit(kLauncherFailureExit);
-
-  if (plan.relay != nullptr && !plan.relay->redirect_in_child(plan.rank)) child_fail(plan, "dup2");
-  if (plan.rank == 0) {
-    // Rank 0 accepts on the rendezvous socket, so it must survive exec.
-    if (fcntl(plan.root_fd, F_SETFD, 0) != 0) child_fail(plan, "fcntl(rendezvous socket)");
-  } else if (close(plan.root_fd) != 0) {
-    child_fail(plan, "close(rendezvous socket)");
-  }
-  if (plan.netns_fd >= 0 && setns(plan.netns_fd, CLONE_NEWNET) != 0) child_fail(plan, "setns");
-  reset_signals_in_child(plan);
-  // Programs using select() break on fds >= 1024, so do not pass on our raised limit.
-  if (plan.original_nofile != nullptr && setrlimit(RLIMIT_NOFILE, plan.original_nofile) != 0) {
-    child_fail(plan, "setrlimit(RLIMIT_NOFILE)");
-  }
-
-  execvpe(plan.argv[0], plan.argv, plan.envp);
-  const int error = errno;
-  (ChildLine() << "stratarun: rank " << plan.rank << ": cannot execute " << plan.argv[0] << ": "
-               << errno_text(error))
-      .write_to_stderr();
-  _exit(kExecFailureExit);
 }
 
 // ---------------------------------------------------------------------------------------------
