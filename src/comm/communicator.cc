@@ -35,10 +35,6 @@ Status Communicator::finish_call(Status s) {
   return s;
 }
 
-Status Communicator::local_only(const char* what) const {
-  return Errorf(sclInvalidUsage, "%s across hosts is not supported yet (issue 12)", what);
-}
-
 Status Communicator::run(uint32_t ticket, const Call& call) {
   return in_turn(ticket, coll_name(call.coll), [&] {
     if (!rail_) return run_collective(ctx_, call);
@@ -57,7 +53,9 @@ Status Communicator::run_p2p(uint32_t ticket, std::span<const P2POp> ops) {
 
 Status Communicator::run_moe(uint32_t ticket, const moe::Call& call) {
   return in_turn(ticket, moe::call_name(call.kind), [&] {
-    return rail_ ? local_only("MoE dispatch/combine") : moe::run(ctx_, layout_.moe, call);
+    if (!rail_) return moe::run(ctx_, layout_.moe, call);
+    hier::Context hc = across_hosts();
+    return hier::run_moe(hc, call);
   });
 }
 

@@ -12,6 +12,7 @@
 //   alltoall(v)     local alltoallv for the host's blocks; the rest straight over the network.
 //   gather/scatter  the root's host locally; other ranks' blocks straight to or from the root.
 //   send/recv       local single copy within the host; network messages between hosts.
+//   MoE             the ids allgathered, the rows packed and sent by alltoallv (hier/moe.cc).
 // Averages sum everywhere and divide once at the end, so every rank divides by the world size.
 #pragma once
 
@@ -21,6 +22,7 @@
 #include "coll/call.h"
 #include "coll/context.h"
 #include "coll/p2p.h"
+#include "moe/moe.h"
 #include "net/rail.h"
 
 namespace stratacl::hier {
@@ -41,6 +43,7 @@ struct Context {
   net::Rail& rail;
   Scratch& scratch;
   int world_rank = 0, world_ranks = 0;
+  uint64_t& moe_dispatches;  // the communicator's, numbering MoE handles alike on every rank
   const net::Topology& topo() const { return rail.topology(); }
   // A local step's error, with the host it happened on: its messages number ranks within the
   // host (local rank k is world rank first + k).
@@ -64,6 +67,8 @@ Status alltoallv(Context& c, const Call& call);
 Status gather(Context& c, const Call& call);
 Status scatter(Context& c, const Call& call);
 Status p2p(Context& c, P2PState& state, std::span<const P2POp> ops);
+// MoE create, dispatch, combine and destroy across hosts (hier/moe.cc).
+Status run_moe(Context& c, const moe::Call& call);
 
 // A call on this host's ranks, with the world call's dtype and op (an average sums).
 Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemKind recv_kind,
