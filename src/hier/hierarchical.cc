@@ -1,6 +1,9 @@
 #include "hier/hierarchical.h"
 
+#include <algorithm>
+
 #include "coll/algorithms.h"
+#include "fabric/heap.h"
 #include "reduce/reduce.h"
 
 namespace stratacl::hier {
@@ -32,6 +35,23 @@ char* Scratch::get(size_t bytes) {
     size_ = bytes;
   }
   return bytes_.get();
+}
+
+HeapScratch::~HeapScratch() {
+  if (bytes_) (void)(*Heap::instance())->release(bytes_);
+}
+
+Result<char*> HeapScratch::get(size_t bytes) {
+  if (bytes <= size_ && bytes_) return bytes_;
+  Result<Heap*> heap = Heap::instance();
+  if (!heap.ok()) return heap.status();
+  if (bytes_) SCL_TRY((*heap)->release(bytes_));
+  bytes_ = nullptr, size_ = 0;
+  Result<void*> p = (*heap)->allocate(std::max<size_t>(bytes, 1));
+  if (!p.ok()) return p.status();
+  bytes_ = static_cast<char*>(*p);
+  size_ = bytes;
+  return bytes_;
 }
 
 Status Context::run_local(const Call& call) {

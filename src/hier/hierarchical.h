@@ -38,12 +38,34 @@ class Scratch {
   size_t size_ = 0;
 };
 
+// Heap memory (sclMemAlloc's) kept across calls, for buffers the library fills itself: the ranks
+// of a host read it in place and the network finds it registered, where a fresh vector would be
+// staged, registered and faulted in on every call. Never cleared.
+class HeapScratch {
+ public:
+  HeapScratch() = default;
+  ~HeapScratch();
+  HeapScratch(const HeapScratch&) = delete;
+  HeapScratch& operator=(const HeapScratch&) = delete;
+  Result<char*> get(size_t bytes);
+
+ private:
+  char* bytes_ = nullptr;
+  size_t size_ = 0;
+};
+
+// What MoE across hosts keeps per communicator (hier/moe.cc).
+struct MoeState {
+  uint64_t dispatches = 0;  // numbers handles alike on every rank
+  HeapScratch send, recv;   // the packed rows
+};
+
 struct Context {
   CollContext& local;  // this host's ranks
   net::Rail& rail;
   Scratch& scratch;
   int world_rank = 0, world_ranks = 0;
-  uint64_t& moe_dispatches;  // the communicator's, numbering MoE handles alike on every rank
+  MoeState& moe;
   const net::Topology& topo() const { return rail.topology(); }
   // A local step's error, with the host it happened on: its messages number ranks within the
   // host (local rank k is world rank first + k).

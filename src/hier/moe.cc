@@ -76,8 +76,9 @@ Status share_cards(Context& c, const moe::Call& call, const Card& mine, const vo
   return Status::Ok();
 }
 
-// The world's alltoallv of bytes: `send` holds our blocks for every rank at their offsets.
-Status exchange(Context& c, const char* send, const std::vector<size_t>& sendcounts, char* recv,
+// The world's alltoallv of bytes: `send` holds our blocks for every rank at their offsets, and
+// every rank's block for us lands in `recv` (heap memory) in rank order.
+Status exchange(Context& c, LocalBuffer send, const std::vector<size_t>& sendcounts, char* recv,
                 const std::vector<size_t>& recvcounts) {
   std::vector<size_t> sdispls(sendcounts.size()), rdispls(recvcounts.size());
   for (size_t r = 1; r < sendcounts.size(); ++r) {
@@ -87,8 +88,9 @@ Status exchange(Context& c, const char* send, const std::vector<size_t>& sendcou
   Call a;
   a.coll = Coll::kAlltoAllv;
   a.dtype = sclUint8;
-  a.send = LocalBuffer{send, MemKind::kForeign};
+  a.send = send;
   a.recv = recv;
+  a.recv_kind = MemKind::kHeap;
   a.sendcounts = sendcounts.data();
   a.sdispls = sdispls.data();
   a.recvcounts = recvcounts.data();
@@ -193,10 +195,10 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
     recvcounts[size_t(s)] =
         size_t(routing->rows_before(me, s + 1) - routing->rows_before(me, s)) * rec.bytes();
   }
-  std::vector<char> send, recv;
   size_t total = 0;
   for (size_t b : sendcounts) total += b;
-  send.resize(total);
+  Result<char*> send = c.moe.send.get(total);
+  if (!send.ok()) return send.status();
   std::vector<size_t> cursor(size_t(n), 0);
   for (int d = 1; d < n; ++d) cursor[size_t(d)] = cursor[size_t(d) - 1] + sendcounts[size_t(d) - 1];
   const char* x = call.x.ptr;
@@ -204,7 +206,7 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
   const auto* weights = reinterpret_cast<const float*>(call.weights.ptr);
   for (int t = 0; t < call.tokens; ++t) {
     for (int d : routing->destinations(me, t)) {
-      char* r = send.data() + cursor[size_t(d)];
+      char* r = *send + cursor[size_t(d)];
       cursor[size_t(d)] += rec.bytes();
       std::memcpy(r, x + size_t(t) * rec.x, rec.x);
       if (rec.scales) std::memcpy(r + rec.x, scales + size_t(t) * rec.scales, rec.scales);
@@ -214,14 +216,15 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
   }
   total = 0;
   for (size_t b : recvcounts) total += b;
-  recv.resize(total);
-  SCL_TRY(exchange(c, send.data(), sendcounts, recv.data(), recvcounts));
+  Result<char*> recv = c.moe.recv.get(total);
+  if (!recv.ok()) return recv.status();
+  SCL_TRY(exchange(c, LocalBuffer{*send, MemKind::kHeap}, sendcounts, *recv, recvcounts));
 
   // Place what came, source by source, token by token: the order of the rows on one host.
   const sclMoeRecv_t& out = call.out;
   std::vector<int> count(size_t(p.local_experts), 0);
   size_t row = 0;
-  const char* from = recv.data();
+  const char* from = *recv;
   for (int s = 0; s < n; ++s) {
     for (int t = 0; t < routing->tokens(s); ++t) {
       const std::span<const int> dests = routing->destinations(s, t);
@@ -246,7 +249,7 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
   }
   std::copy(count.begin(), count.end(), out.tokensPerExpert);
   if (!p.expert_major && out.numRows) *out.numRows = int(row);
-  if (!call.reuse) call.handle->set_made(++c.moe_dispatches, routing);
+  if (!call.reuse) call.handle->set_made(++c.moe.dispatches, routing);
   return Status::Ok();
 }
 
@@ -269,9 +272,8 @@ Status moe_combine(Context& c, const moe::Call& call) {
   // Every row we hold goes back to its token's rank, in that rank's token order (then top-k
   // slot order, expert-major): its terms, in the order it sums them.
   const size_t row = p.out_row_bytes();
-  const char* held = call.expert_out.ptr;
+  LocalBuffer held = call.expert_out;
   std::vector<size_t> sendcounts(size_t(n), 0), recvcounts(size_t(n), 0);
-  std::vector<char> send;
   if (!p.expert_major) {
     // Our rows are already ordered by source, then token: send them where they lie.
     for (int s = 0; s < n; ++s) {
@@ -282,6 +284,13 @@ Status moe_combine(Context& c, const moe::Call& call) {
       for (int d : routing->destinations(me, t)) recvcounts[size_t(d)] += row;
     }
   } else {
+    size_t rows = 0;  // the pairs whose expert is ours
+    for (int g = 0; g < p.num_experts; ++g) {
+      if (p.owner[size_t(g)] == me) rows += size_t(routing->pairs_before(g, n));
+    }
+    Result<char*> send = c.moe.send.get(rows * row);
+    if (!send.ok()) return send.status();
+    char* next = *send;
     std::vector<int64_t> chose(size_t(p.num_experts), 0);
     for (int s = 0; s < n; ++s) {
       std::fill(chose.begin(), chose.end(), 0);
@@ -294,17 +303,19 @@ Status moe_combine(Context& c, const moe::Call& call) {
           if (s == me) recvcounts[size_t(p.owner[g])] += row;
           if (p.owner[g] != me) continue;
           const size_t at = (size_t(p.local_index[g]) * p.expert_rows() + size_t(pos)) * row;
-          send.insert(send.end(), held + at, held + at + row);
+          std::memcpy(next, held.ptr + at, row);
+          next += row;
           sendcounts[size_t(s)] += row;
         }
       }
     }
-    held = send.data();
+    held = LocalBuffer{*send, MemKind::kHeap};
   }
   size_t total = 0;
   for (size_t b : recvcounts) total += b;
-  std::vector<char> recv(total);
-  SCL_TRY(exchange(c, held, sendcounts, recv.data(), recvcounts));
+  Result<char*> recv = c.moe.recv.get(total);
+  if (!recv.ok()) return recv.status();
+  SCL_TRY(exchange(c, held, sendcounts, *recv, recvcounts));
 
   // Sum each token's terms in the order of one host: ascending destination (token-major),
   // ascending top-k slot, weighted (expert-major). A token without terms gets a zero row.
@@ -316,7 +327,7 @@ Status moe_combine(Context& c, const moe::Call& call) {
   for (int t = 0; t < routing->tokens(me); ++t) {
     terms.clear(), w.clear();
     auto take = [&](int d, float weight) {
-      terms.push_back(recv.data() + cursor[size_t(d)]);
+      terms.push_back(*recv + cursor[size_t(d)]);
       cursor[size_t(d)] += row;
       w.push_back(weight);
     };
