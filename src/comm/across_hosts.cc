@@ -109,9 +109,14 @@ Status Communicator::start_heartbeat() {
     if (topo.host_of(w) != topo.host) watched.push_back(w);
   }
   const net::Rail& rail = *rail_;
-  SCL_TRY((*hb)->start(
+  Status started = (*hb)->start(
       names, world_rank_, std::move(watched), process_value(Var::kNetLostMs),
-      [&rail](int w) { return rail.who(w); }, Deadline::after_ms(cfg_.timeout_ms.value)));
+      [&rail](int w) { return rail.who(w); }, Deadline::after_ms(cfg_.timeout_ms.value));
+  if (!started.ok()) {
+    // The peers that started must fail too, not take our closing for a goodbye.
+    (*hb)->fail(net::Heartbeat::State::kFailed, world_rank_);
+    return started;
+  }
   heartbeat_ = std::move(*hb);
   return Status::Ok();
 }

@@ -78,6 +78,7 @@ void Communicator::destroy() {
   Turn turn(order_);
   if (ctx_.nranks == 0) return;
   departed_ = membership_.depart(*waiter_, live_, ctx_.nranks, ctx_.rank, ctx_.timeout_ms);
+  if (rail_) rail_->flush();
   if (heartbeat_) heartbeat_->leave();
   release_shared_memory();
   maps_.clear();  // peers' heaps: unmapped once no other communicator needs them

@@ -271,9 +271,11 @@ void Communicator::release_shared_memory() {
   Heap* heap = existing_heap();
   if (!heap || (published_ && !departed_)) {
     quarantine_.leak_all();
+    hier_moe_.leak();
     return;
   }
   quarantine_.release_all();
+  hier_moe_.release();
   if (cb_) {
     static_cast<ControlBlock*>(cb_)->instance.store(0, std::memory_order_release);
     (void)heap->release(cb_);

@@ -37,16 +37,16 @@ char* Scratch::get(size_t bytes) {
   return bytes_.get();
 }
 
-HeapScratch::~HeapScratch() {
-  if (bytes_) (void)(*Heap::instance())->release(bytes_);
+void HeapScratch::release() {
+  if (Heap* heap = existing_heap(); heap && bytes_) (void)heap->release(bytes_);
+  leak();
 }
 
 Result<char*> HeapScratch::get(size_t bytes) {
   if (bytes <= size_ && bytes_) return bytes_;
   Result<Heap*> heap = Heap::instance();
   if (!heap.ok()) return heap.status();
-  if (bytes_) SCL_TRY((*heap)->release(bytes_));
-  bytes_ = nullptr, size_ = 0;
+  release();  // the call before completed: every peer is done with it
   Result<void*> p = (*heap)->allocate(std::max<size_t>(bytes, 1));
   if (!p.ok()) return p.status();
   bytes_ = static_cast<char*>(*p);
@@ -74,6 +74,9 @@ Status Context::run_local(const Call& call) {
   if (from && to && from != to && bytes) local.copy(to, from, bytes);
   return Status::Ok();
 }
+
+// Rail::begin carries a call's kind in 4 bits.
+static_assert(uint32_t(Coll::kCount) <= 16, "a call kind no longer fits the tag");
 
 sclRedOp_t summing(sclRedOp_t op) { return op == sclAvg ? sclSum : op; }
 

@@ -44,10 +44,14 @@ class Scratch {
 class HeapScratch {
  public:
   HeapScratch() = default;
-  ~HeapScratch();
+  ~HeapScratch() { release(); }
   HeapScratch(const HeapScratch&) = delete;
   HeapScratch& operator=(const HeapScratch&) = delete;
   Result<char*> get(size_t bytes);
+  // Back to the heap; or forgotten, when a peer of the host may still read it (after a failure
+  // its call may outlive ours: the communicator's own blocks are leaked then too).
+  void release();
+  void leak() { bytes_ = nullptr, size_ = 0; }
 
  private:
   char* bytes_ = nullptr;
@@ -58,6 +62,8 @@ class HeapScratch {
 struct MoeState {
   uint64_t dispatches = 0;  // numbers handles alike on every rank
   HeapScratch send, recv;   // the packed rows
+  void release() { send.release(), recv.release(); }
+  void leak() { send.leak(), recv.leak(); }
 };
 
 struct Context {

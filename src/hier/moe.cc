@@ -34,26 +34,28 @@ struct Card {
   uint64_t handle_id = 0;  // of the dispatch it follows (0: none)
 };
 
-// Allgathers `mine` followed by `extra_bytes` of `extra` (the same size on every rank) and
-// checks what moe::agree checks on one host. `all` gets every rank's card and extra bytes.
-Status share_cards(Context& c, const moe::Call& call, const Card& mine, const void* extra,
-                   size_t extra_bytes, std::vector<char>* all) {
-  const size_t block = sizeof(Card) + extra_bytes;
-  std::vector<char> out(block);
-  std::memcpy(out.data(), &mine, sizeof mine);
-  if (extra_bytes) std::memcpy(out.data() + sizeof mine, extra, extra_bytes);
-  all->assign(block * size_t(c.world_ranks), 0);
+// Every rank's `bytes` (the same size on every rank), in rank order.
+Status allgather_bytes(Context& c, const void* mine, size_t bytes, std::vector<char>* all) {
+  all->assign(bytes * size_t(c.world_ranks), 0);
   Call g;
   g.coll = Coll::kAllGather;
   g.dtype = sclUint8;
-  g.count = block;
-  g.send = LocalBuffer{out.data(), MemKind::kForeign};
+  g.count = bytes;
+  g.send = LocalBuffer{static_cast<const char*>(mine), MemKind::kForeign};
   g.recv = all->data();
-  SCL_TRY(allgather(c, g));
+  return allgather(c, g);
+}
+
+// Allgathers every rank's card (fixed size, whatever the plans: a rank on another plan fails
+// the call, not the link) and checks what moe::agree checks on one host.
+Status share_cards(Context& c, const moe::Call& call, const Card& mine, std::vector<Card>* all) {
+  std::vector<char> bytes;
+  SCL_TRY(allgather_bytes(c, &mine, sizeof mine, &bytes));
+  all->resize(size_t(c.world_ranks));
+  std::memcpy(all->data(), bytes.data(), bytes.size());
   const char* what = moe::call_name(call.kind);
   for (int r = 0; r < c.world_ranks; ++r) {
-    Card theirs;
-    std::memcpy(&theirs, all->data() + size_t(r) * block, sizeof theirs);
+    const Card& theirs = (*all)[size_t(r)];
     if (theirs.prepared != sclSuccess) {
       const bool remote = theirs.prepared == sclRemoteError;
       return Errorf(remote ? sclRemoteError : sclInvalidUsage,
@@ -108,21 +110,21 @@ struct Record {
   }
 };
 
-// Every rank's ids from the allgathered cards, checked, as a routing.
+// Every rank's ids (blocks of max_tokens x k, the first `tokens` rows used), checked, as a routing.
 Result<std::shared_ptr<const Routing>> routing_of(const Context& c, const Plan& p,
-                                                  const std::vector<char>& all, size_t block) {
+                                                  const std::vector<Card>& cards,
+                                                  const std::vector<char>& blocks) {
+  const size_t block = size_t(p.max_tokens) * size_t(p.topk) * sizeof(int64_t);
   std::vector<std::vector<int64_t>> ids(size_t(c.world_ranks));
   for (int s = 0; s < c.world_ranks; ++s) {
-    Card card;
-    const char* at = all.data() + size_t(s) * block;
-    std::memcpy(&card, at, sizeof card);
-    if (card.tokens < 0 || card.tokens > p.max_tokens) {
-      return Errorf(sclRemoteError, "moe-dispatch across hosts: rank %d sent %d tokens", s,
-                    card.tokens);
+    const int tokens = cards[size_t(s)].tokens;
+    if (tokens < 0 || tokens > p.max_tokens) {
+      return Errorf(sclRemoteError, "moe-dispatch across hosts: rank %d sent %d tokens", s, tokens);
     }
-    ids[size_t(s)].resize(size_t(card.tokens) * size_t(p.topk));
-    std::memcpy(ids[size_t(s)].data(), at + sizeof card, ids[size_t(s)].size() * sizeof(int64_t));
-    Status valid = moe::check_topk(p, ids[size_t(s)].data(), card.tokens, "topkIdx");
+    ids[size_t(s)].resize(size_t(tokens) * size_t(p.topk));
+    std::memcpy(ids[size_t(s)].data(), blocks.data() + size_t(s) * block,
+                ids[size_t(s)].size() * sizeof(int64_t));
+    Status valid = moe::check_topk(p, ids[size_t(s)].data(), tokens, "topkIdx");
     if (!valid.ok()) {
       return Status(sclRemoteError, "moe-dispatch across hosts: rank " + std::to_string(s) +
                                         " sent invalid expert ids: " + valid.message());
@@ -155,32 +157,30 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
           ? Errorf(sclInvalidUsage, "the dispatch that made the reused handle failed")
           : Status::Ok();
   const Card mine{int32_t(own.code()), call.tokens, p.digest, reused.id};
-  // Our ids ride with the card, in a block sized for the most tokens any rank may pass (a
-  // reusing dispatch sends it too: every rank's card must be of one size, or a rank that alone
-  // reuses would break the link instead of failing the call).
-  std::vector<int64_t> ids(size_t(p.max_tokens) * k, -1);
-  if (!call.reuse && call.tokens > 0) {
-    std::memcpy(ids.data(), call.topk.ptr, size_t(call.tokens) * k * sizeof(int64_t));
-  }
-  std::vector<char> all;
-  const size_t extra = ids.size() * sizeof(int64_t);
-  const Status agreed = share_cards(c, call, mine, ids.data(), extra, &all);
+  std::vector<Card> cards;
+  const Status agreed = share_cards(c, call, mine, &cards);
   SCL_TRY(own);  // ours first, once the peers know
   SCL_TRY(agreed);
   std::shared_ptr<const Routing> routing = reused.routing;
   if (routing) {
     for (int r = 0; r < n; ++r) {
-      Card card;
-      std::memcpy(&card, all.data() + size_t(r) * (sizeof(Card) + extra), sizeof card);
-      if (card.tokens != routing->tokens(r)) {
+      if (cards[size_t(r)].tokens != routing->tokens(r)) {
         return Errorf(sclInvalidUsage,
                       "moe-dispatch across hosts: rank %d passes %d tokens to a dispatch that "
                       "reuses a handle of %d",
-                      r, card.tokens, routing->tokens(r));
+                      r, cards[size_t(r)].tokens, routing->tokens(r));
       }
     }
   } else {
-    Result<std::shared_ptr<const Routing>> r = routing_of(c, p, all, sizeof(Card) + extra);
+    // The plans agree, so every rank's block of ids has one size: as many tokens as any rank
+    // may pass.
+    std::vector<int64_t> ids(size_t(p.max_tokens) * k, -1);
+    if (call.tokens > 0) {
+      std::memcpy(ids.data(), call.topk.ptr, size_t(call.tokens) * k * sizeof(int64_t));
+    }
+    std::vector<char> blocks;
+    SCL_TRY(allgather_bytes(c, ids.data(), ids.size() * sizeof(int64_t), &blocks));
+    Result<std::shared_ptr<const Routing>> r = routing_of(c, p, cards, blocks);
     if (!r.ok()) return r.status();
     routing = *r;
   }
@@ -264,8 +264,8 @@ Status moe_combine(Context& c, const moe::Call& call) {
                      : Errorf(sclInvalidUsage,
                               "the dispatch that made this handle failed; its combine cannot run");
   const Card mine{int32_t(ready.code()), call.handle->tokens, p.digest, made.id};
-  std::vector<char> all;
-  const Status agreed = share_cards(c, call, mine, nullptr, 0, &all);
+  std::vector<Card> cards;
+  const Status agreed = share_cards(c, call, mine, &cards);
   SCL_TRY(ready);  // ours first, once the peers know
   SCL_TRY(agreed);
 
@@ -373,8 +373,8 @@ Status run_moe(Context& c, const moe::Call& call) {
       break;
   }
   // Create and destroy: only the agreement.
-  std::vector<char> all;
-  return share_cards(c, call, Card{sclSuccess, 0, call.plan->digest, 0}, nullptr, 0, &all);
+  std::vector<Card> cards;
+  return share_cards(c, call, Card{sclSuccess, 0, call.plan->digest, 0}, &cards);
 }
 
 }  // namespace stratacl::hier

@@ -125,8 +125,7 @@ Status Endpoint::listen(Transfer& t) {
   return rc == 0 ? Status::Ok() : fabric_error("posting a receive", int(rc));
 }
 
-void Endpoint::poll(int ms, int wake_fd) {
-  if (!ep_) return;
+bool Endpoint::read_async() {
   fi_cq_tagged_entry entries[16];
   const ssize_t n = fi_cq_read(cq_, entries, 16);
   for (ssize_t k = 0; k < n; ++k) {
@@ -140,7 +139,20 @@ void Endpoint::poll(int ms, int wake_fd) {
     // An injected send that failed has no transfer to tell.
     if (auto* t = static_cast<Transfer*>(err.op_context)) t->done = t->failed = true;
   }
-  if (n == -FI_EAGAIN) sleep(ms, wake_fd);
+  return n != -FI_EAGAIN;
+}
+
+void Endpoint::poll(int ms, int wake_fd) {
+  if (!ep_ || read_async()) return;
+  sleep(ms, wake_fd);
+  read_async();  // what woke us, so the caller sees it now
+}
+
+void Endpoint::flush(int64_t ns) {
+  for (const int64_t until = now_ns() + ns; ep_ && now_ns() < until;) {
+    fi_cq_tagged_entry entries[16];
+    if (fi_cq_read(cq_, entries, 16) == -FI_EAGAIN) sched_yield();
+  }
 }
 
 void Endpoint::sleep(int ms, int wake_fd) {
@@ -151,6 +163,13 @@ void Endpoint::sleep(int ms, int wake_fd) {
     if (fi_trywait(fabric_, fids, 1) != FI_SUCCESS) return;
     pollfd p[2] = {{wait_fd_, POLLIN, 0}, {wake_fd, POLLIN, 0}};
     ::poll(p, wake_fd >= 0 ? 2 : 1, ms);
+    return;
+  }
+  // No descriptor to sleep on: the data path naps briefly; the heartbeat (which passes wake_fd)
+  // naps longer, as its peers' beats may wait a few milliseconds.
+  if (wake_fd >= 0) {
+    pollfd p{wake_fd, POLLIN, 0};
+    ::poll(&p, 1, std::min(ms, 10));
     return;
   }
   timespec ts{0, 50000};

@@ -90,12 +90,17 @@ class Endpoint {
   bool signal(int peer, uint64_t tag);
   Status listen(Transfer& t);
   void poll(int ms, int wake_fd);
+  // Drives the provider for `ns` with nothing of ours outstanding: small sends it copied and
+  // queued (a full socket) leave before the endpoint goes. Reads no transfer's completion.
+  void flush(int64_t ns);
 
  private:
   Endpoint() = default;
   ssize_t post(Transfer& t);
   // Reads completions; counts the transfers they finish.
   Status reap(const PeerName& who, size_t* finished);
+  // poll()'s read: marks the transfers completions finish; false when there were none.
+  bool read_async();
   // Waits up to `ms` for the completion queue to have something, or `wake_fd` (-1: none).
   void sleep(int ms, int wake_fd = -1);
   void close();

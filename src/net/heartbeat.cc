@@ -17,6 +17,7 @@ constexpr uint64_t kWordMask = (uint64_t(1) << (kStateBits + 17)) - 1;
 constexpr int kBeatsPerLoss = 8;
 constexpr int64_t kGoodbyeNs = 20 * 1000 * 1000;  // lets the goodbye leave before the close
 constexpr int64_t kFirstBeatsNs = 10 * 1000 * 1000;
+constexpr int64_t kLeftGraceNs = 200 * 1000 * 1000;
 
 uint64_t word_of(Heartbeat::State s, int culprit) {
   return uint64_t(s) | uint64_t(culprit + 1) << kStateBits;
@@ -48,7 +49,7 @@ Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self
   watched_ = std::move(watched);
   lost_after_ns_ = lost_after_ms * 1000000;
   who_ = std::move(who);
-  left_ = std::make_unique<std::atomic<bool>[]>(names.size());
+  left_at_ = std::make_unique<std::atomic<int64_t>[]>(names.size());
   heard_all_ = watched_.empty();
   thread_ = std::jthread([this] { loop(); });
   std::unique_lock<std::mutex> lock(mu_);
@@ -65,7 +66,12 @@ Status Heartbeat::check(int waiting_on) const {
     std::lock_guard<std::mutex> lock(mu_);
     return lost_why_;
   }
-  if (waiting_on >= 0 && left_ && left_[size_t(waiting_on)].load(std::memory_order_acquire)) {
+  // Its goodbye travels apart from its data: what it sent last may still be arriving. Only a
+  // receive still waiting a moment after the goodbye waits in vain.
+  const int64_t left_at = waiting_on >= 0 && left_at_
+                              ? left_at_[size_t(waiting_on)].load(std::memory_order_acquire)
+                              : 0;
+  if (left_at != 0 && now_ns() - left_at > kLeftGraceNs) {
     return Errorf(sclRemoteError, "%s left the communicator (destroyed it)",
                   who_(waiting_on).c_str());
   }
@@ -98,10 +104,10 @@ void Heartbeat::lose(Status why, int culprit) {
   all_heard_.notify_all();  // start() waits no longer
 }
 
-void Heartbeat::heard(int peer, uint64_t word) {
+void Heartbeat::heard(int peer, uint64_t word, int64_t now) {
   const State s = state_of(word);
   if (s == State::kLeft) {
-    left_[size_t(peer)].store(true, std::memory_order_release);
+    left_at_[size_t(peer)].store(now, std::memory_order_release);
     return;
   }
   if (s == State::kAlive) return;
@@ -116,7 +122,7 @@ void Heartbeat::heard(int peer, uint64_t word) {
 
 void Heartbeat::beat(uint64_t word) {
   for (int p : watched_) {
-    if (!left_[size_t(p)].load(std::memory_order_acquire)) ep_->signal(p, word);
+    if (left_at_[size_t(p)].load(std::memory_order_acquire) == 0) ep_->signal(p, word);
   }
 }
 
@@ -127,7 +133,7 @@ void Heartbeat::loop() {
   std::vector<int64_t> last(watched_.size(), now_ns());
   std::vector<bool> heard_once(watched_.size(), false);
   size_t unheard = watched_.size();
-  int64_t next_beat = 0, last_turn = now_ns();
+  int64_t next_beat = 0;
   uint64_t said = ~uint64_t(0);
   while (!stopping_.load(std::memory_order_acquire)) {
     for (size_t i = 0; i < ears.size(); ++i) {
@@ -137,28 +143,28 @@ void Heartbeat::loop() {
       ears[i].ignore = kWordMask;
       listening[i] = ep_->listen(ears[i]).ok();
     }
-    int64_t now = now_ns();
-    // A turn that came late (the machine stalled, the process was stopped) is our silence, not
-    // the peers': count theirs from now.
-    if (now - last_turn > 2 * period) std::fill(last.begin(), last.end(), now);
-    last_turn = now;
+    const int64_t before = now_ns();
     const uint64_t word = word_.load(std::memory_order_acquire);
-    if (now >= next_beat || word != said) {
+    if (before >= next_beat || word != said) {
       beat(word);
       said = word;
       // Until every peer was heard, often: a first beat may wait for its connection.
-      next_beat = now + (unheard ? std::min(period, kFirstBeatsNs) : period);
+      next_beat = before + (unheard ? std::min(period, kFirstBeatsNs) : period);
     }
-    ep_->poll(int(std::clamp<int64_t>((next_beat - now) / 1000000, 1, 1000)), wake_fd_);
+    const int64_t asked_ms = std::clamp<int64_t>((next_beat - before) / 1000000, 1, 1000);
+    ep_->poll(int(asked_ms), wake_fd_);
     uint64_t drained;
     (void)!read(wake_fd_, &drained, sizeof drained);
-    now = now_ns();
+    const int64_t now = now_ns();
+    // A wait that ran far past what it asked for (the machine stalled, the process was
+    // stopped) is our silence, not the peers': count theirs from now.
+    if (now - before > asked_ms * 1000000 + 2 * period) std::fill(last.begin(), last.end(), now);
     for (size_t i = 0; i < ears.size(); ++i) {
       if (listening[i] && ears[i].done) {
         listening[i] = false;  // listen again at the top of the loop
         if (ears[i].failed) continue;
         last[i] = now;
-        heard(watched_[i], ears[i].tag);
+        heard(watched_[i], ears[i].tag, now);
         if (!heard_once[i]) {
           heard_once[i] = true;
           if (--unheard == 0) {
@@ -170,7 +176,7 @@ void Heartbeat::loop() {
       }
       const int p = watched_[i];
       if (now - last[i] > lost_after_ns_ && !lost_.load(std::memory_order_relaxed) &&
-          !left_[size_t(p)].load(std::memory_order_acquire)) {
+          left_at_[size_t(p)].load(std::memory_order_acquire) == 0) {
         lose(Errorf(sclRemoteError,
                     "%s is lost: no heartbeat for %.1f s (dead, or its link is cut; "
                     "STRATACL_NET_LOST_MS)",
@@ -179,12 +185,25 @@ void Heartbeat::loop() {
       }
     }
   }
-  // Goodbye: the peers stop expecting us. A rank that failed says that instead, last: the peers
-  // must fail, and a goodbye overtaking the failure would hide it.
+  say_goodbye();
+  ep_.reset();  // while `ears`, which its posted receives point into, still exist
+}
+
+void Heartbeat::say_goodbye() {
+  // The peers stop expecting us. A rank that failed says that instead, last: the peers must
+  // fail, and a goodbye overtaking the failure would hide it. Injected sends have no
+  // completions: progress a moment so they leave, and retry one the queue refused.
   const uint64_t last_word = word_.load(std::memory_order_acquire);
-  beat(state_of(last_word) == State::kAlive ? word_of(State::kLeft, -1) : last_word);
-  // Injected sends have no completions to wait for; progress a moment so they leave.
-  for (const int64_t until = now_ns() + kGoodbyeNs; now_ns() < until;) ep_->poll(1, -1);
+  const uint64_t word =
+      state_of(last_word) == State::kAlive ? word_of(State::kLeft, -1) : last_word;
+  std::vector<int> unsent;
+  for (int p : watched_) {
+    if (left_at_[size_t(p)].load(std::memory_order_acquire) == 0) unsent.push_back(p);
+  }
+  for (const int64_t until = now_ns() + kGoodbyeNs; now_ns() < until;) {
+    std::erase_if(unsent, [&](int p) { return ep_->signal(p, word); });
+    ep_->poll(1, -1);
+  }
 }
 
 }  // namespace stratacl::net

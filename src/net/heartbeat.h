@@ -62,12 +62,13 @@ class Heartbeat {
   void loop();
   void beat(uint64_t word);
   // Handles what one peer said: alive, failed (with its culprit), or left.
-  void heard(int peer, uint64_t word);
+  void heard(int peer, uint64_t word, int64_t now);
+  void say_goodbye();
   void lose(Status why, int culprit);
   void wake() const;
 
-  std::unique_ptr<Endpoint> ep_;
-  int wake_fd_ = -1;  // an eventfd: fail() and leave() interrupt the thread's sleep
+  std::unique_ptr<Endpoint> ep_;  // the thread's; it closes it when it ends
+  int wake_fd_ = -1;              // an eventfd: fail() and leave() interrupt the thread's sleep
   int self_ = 0;
   std::vector<int> watched_;
   int64_t lost_after_ns_ = 0;
@@ -76,7 +77,7 @@ class Heartbeat {
 
   std::atomic<uint64_t> word_{0};  // what we say: State | (culprit + 1) << 2
   std::atomic<bool> stopping_{false};
-  std::unique_ptr<std::atomic<bool>[]> left_;  // per rank: it said goodbye
+  std::unique_ptr<std::atomic<int64_t>[]> left_at_;  // per rank: when it said goodbye (0: not)
   std::atomic<bool> lost_{false};
   std::condition_variable all_heard_;  // with mu_: every watched rank was heard once (heard_all_)
   bool heard_all_ = false;

@@ -27,6 +27,9 @@ class Rail {
        const char* (*call_name)(uint32_t kind));
   const Topology& topology() const { return topo_; }
   const Endpoint& endpoint() const { return *ep_; }
+  // Before the rail goes: lets small sends the provider still holds leave (Endpoint::flush).
+  void flush() { ep_->flush(kFlushNs); }
+  static constexpr int64_t kFlushNs = 10 * 1000 * 1000;
   std::string who(int world) const;  // "rank 3 (host 1)"
 
   // The call the following batches belong to: every rank calls it with the same values before
