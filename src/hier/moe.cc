@@ -121,9 +121,9 @@ Result<std::shared_ptr<const Routing>> routing_of(const Context& c, const Plan& 
     if (tokens < 0 || tokens > p.max_tokens) {
       return Errorf(sclRemoteError, "moe-dispatch across hosts: rank %d sent %d tokens", s, tokens);
     }
-    ids[size_t(s)].resize(size_t(tokens) * size_t(p.topk));
-    std::memcpy(ids[size_t(s)].data(), blocks.data() + size_t(s) * block,
-                ids[size_t(s)].size() * sizeof(int64_t));
+    ids[size_t(s)].assign(reinterpret_cast<const int64_t*>(blocks.data() + size_t(s) * block),
+                          reinterpret_cast<const int64_t*>(blocks.data() + size_t(s) * block) +
+                              size_t(tokens) * size_t(p.topk));
     Status valid = moe::check_topk(p, ids[size_t(s)].data(), tokens, "topkIdx");
     if (!valid.ok()) {
       return Status(sclRemoteError, "moe-dispatch across hosts: rank " + std::to_string(s) +

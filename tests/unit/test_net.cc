@@ -209,7 +209,7 @@ TEST(Heartbeat, APeerThatLeftIsNotMissedButFailsAWaitForIt) {
   p.start_both();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   p.hb[1]->leave();
-  Status waiting = p.first_error(0, 1, Pair::kLostMs);
+  Status waiting = p.first_error(0, 1, 5 * Pair::kLostMs);  // after the 200 ms grace
   EXPECT_EQ(waiting.code(), sclRemoteError);
   EXPECT_NE(waiting.message().find("peer 1 left the communicator"), std::string::npos)
       << waiting.message();
