@@ -1,6 +1,7 @@
 // A communicator across hosts: its network endpoint and rail at init, and its heartbeat (the
 // liveness of the ranks on other hosts, net/heartbeat.h), started at init and at split.
 #include <cstring>
+#include <random>
 
 #include "comm/communicator.h"
 #include "core/log.h"
@@ -72,7 +73,8 @@ Status Communicator::start_heartbeat() {
   struct Card {
     int32_t result = 0;  // sclSuccess, or why this rank has no heartbeat endpoint
     uint32_t bytes = 0;
-    uint8_t name[120] = {};
+    uint64_t nonce = 0;  // rank 0's is the communicator's
+    uint8_t name[112] = {};
   };
   Result<std::unique_ptr<net::Heartbeat>> hb = net::Heartbeat::open();
   Card mine;
@@ -86,16 +88,11 @@ Status Communicator::start_heartbeat() {
     mine.bytes = uint32_t(name.size());
   }
   mine.result = int32_t(opened.code());
+  mine.nonce = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   std::vector<Card> cards(static_cast<size_t>(world_nranks_));
-  Call call;
-  call.coll = Coll::kAllGather;
-  call.dtype = sclUint8;
-  call.count = sizeof mine;
-  call.send = LocalBuffer{reinterpret_cast<const char*>(&mine), MemKind::kForeign};
-  call.recv = reinterpret_cast<char*>(cards.data());
   hier::Context hc = across_hosts();
   hc.rail.begin(uint32_t(Coll::kSplit), 1);  // the library's own exchange, at init or split
-  SCL_TRY(hier::allgather(hc, call));
+  SCL_TRY(hier::allgather_bytes(hc, &mine, sizeof mine, cards.data()));
   SCL_TRY(opened);
   std::vector<std::vector<uint8_t>> names;
   std::vector<int> watched;
@@ -110,7 +107,7 @@ Status Communicator::start_heartbeat() {
   }
   const net::Rail& rail = *rail_;
   Status started = (*hb)->start(
-      names, world_rank_, std::move(watched), process_value(Var::kNetLostMs),
+      names, world_rank_, cards[0].nonce, std::move(watched), process_value(Var::kNetLostMs),
       [&rail](int w) { return rail.who(w); }, Deadline::after_ms(cfg_.timeout_ms.value));
   if (!started.ok()) {
     // The peers that started must fail too, not take our closing for a goodbye.

@@ -33,15 +33,9 @@ Status Communicator::share_split(int color, int key, const Status& here, Communi
   }
   mine.result = int32_t(here.ok() ? opened.code() : here.code());
   cards->assign(size_t(world_nranks_), net::SplitCard{});
-  Call call;
-  call.coll = Coll::kAllGather;
-  call.dtype = sclUint8;
-  call.count = sizeof mine;
-  call.send = LocalBuffer{reinterpret_cast<const char*>(&mine), MemKind::kForeign};
-  call.recv = reinterpret_cast<char*>(cards->data());
   hier::Context hc = across_hosts();
   hc.rail.begin(uint32_t(Coll::kSplit), 0);
-  SCL_TRY(hier::allgather(hc, call));
+  SCL_TRY(hier::allgather_bytes(hc, &mine, sizeof mine, cards->data()));
   for (int w = 0; w < world_nranks_; ++w) {
     const net::SplitCard& c = (*cards)[size_t(w)];
     if (c.result != sclSuccess && w != world_rank_) {

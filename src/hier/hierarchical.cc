@@ -86,6 +86,16 @@ void finish_average(const Call& call, char* buf, size_t count, int world_ranks) 
   reduce::reduce_n(buf, &src, 1, count, call.dtype, sclAvg, world_ranks);
 }
 
+Status allgather_bytes(Context& c, const void* mine, size_t bytes, void* all) {
+  Call g;
+  g.coll = Coll::kAllGather;
+  g.dtype = sclUint8;
+  g.count = bytes;
+  g.send = LocalBuffer{static_cast<const char*>(mine), MemKind::kForeign};
+  g.recv = static_cast<char*>(all);
+  return allgather(c, g);
+}
+
 Status barrier(Context& c) {
   Call b;
   b.coll = Coll::kBarrier;

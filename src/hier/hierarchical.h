@@ -80,6 +80,9 @@ struct Context {
   Status run_local(const Call& call);
 };
 
+// Every rank's `bytes` at `mine` (the same size on every rank) into `all`, in rank order: the
+// library's own exchanges (cards, addresses, ids) over the world.
+Status allgather_bytes(Context& c, const void* mine, size_t bytes, void* all);
 // Runs `call` across hosts, its kind and arguments in every message (net::Rail::begin).
 Status run(Context& c, const Call& call);
 void begin(Context& c, const Call& call);

@@ -34,25 +34,11 @@ struct Card {
   uint64_t handle_id = 0;  // of the dispatch it follows (0: none)
 };
 
-// Every rank's `bytes` (the same size on every rank), in rank order.
-Status allgather_bytes(Context& c, const void* mine, size_t bytes, std::vector<char>* all) {
-  all->assign(bytes * size_t(c.world_ranks), 0);
-  Call g;
-  g.coll = Coll::kAllGather;
-  g.dtype = sclUint8;
-  g.count = bytes;
-  g.send = LocalBuffer{static_cast<const char*>(mine), MemKind::kForeign};
-  g.recv = all->data();
-  return allgather(c, g);
-}
-
 // Allgathers every rank's card (fixed size, whatever the plans: a rank on another plan fails
 // the call, not the link) and checks what moe::agree checks on one host.
 Status share_cards(Context& c, const moe::Call& call, const Card& mine, std::vector<Card>* all) {
-  std::vector<char> bytes;
-  SCL_TRY(allgather_bytes(c, &mine, sizeof mine, &bytes));
   all->resize(size_t(c.world_ranks));
-  std::memcpy(all->data(), bytes.data(), bytes.size());
+  SCL_TRY(allgather_bytes(c, &mine, sizeof mine, all->data()));
   const char* what = moe::call_name(call.kind);
   for (int r = 0; r < c.world_ranks; ++r) {
     const Card& theirs = (*all)[size_t(r)];
@@ -178,8 +164,8 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
     if (call.tokens > 0) {
       std::memcpy(ids.data(), call.topk.ptr, size_t(call.tokens) * k * sizeof(int64_t));
     }
-    std::vector<char> blocks;
-    SCL_TRY(allgather_bytes(c, ids.data(), ids.size() * sizeof(int64_t), &blocks));
+    std::vector<char> blocks(ids.size() * sizeof(int64_t) * size_t(n));
+    SCL_TRY(allgather_bytes(c, ids.data(), ids.size() * sizeof(int64_t), blocks.data()));
     Result<std::shared_ptr<const Routing>> r = routing_of(c, p, cards, blocks);
     if (!r.ok()) return r.status();
     routing = *r;

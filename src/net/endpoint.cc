@@ -176,6 +176,15 @@ void Endpoint::sleep(int ms, int wake_fd) {
   nanosleep(&ts, nullptr);
 }
 
+bool Endpoint::another_call(const Transfer& t, uint64_t theirs) {
+  return !t.send && ((theirs ^ t.tag) & t.ignore) != 0;
+}
+
+Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const {
+  return Errorf(sclInvalidUsage, "%s %s", who(t.peer).c_str(),
+                mismatch_ ? mismatch_(theirs, t.tag).c_str() : "is in another call");
+}
+
 Status Endpoint::reap(const PeerName& who, size_t* finished) {
   fi_cq_tagged_entry entries[16];
   const ssize_t n = fi_cq_read(cq_, entries, 16);
@@ -183,10 +192,7 @@ Status Endpoint::reap(const PeerName& who, size_t* finished) {
     for (ssize_t k = 0; k < n; ++k) {
       auto* t = static_cast<Transfer*>(entries[k].op_context);
       const uint64_t theirs = entries[k].tag >> kPeerBits;
-      if (!t->send && (theirs ^ t->tag) & t->ignore) {
-        return Errorf(sclInvalidUsage, "%s %s", who(t->peer).c_str(),
-                      mismatch_ ? mismatch_(theirs, t->tag).c_str() : "is in another call");
-      }
+      if (another_call(*t, theirs)) return another_call_error(*t, theirs, who);
       if (!t->send && entries[k].len != t->bytes) {
         return Errorf(sclRemoteError, "%s sent %zu bytes where %zu were expected",
                       who(t->peer).c_str(), size_t(entries[k].len), t->bytes);
@@ -201,10 +207,9 @@ Status Endpoint::reap(const PeerName& who, size_t* finished) {
     fi_cq_readerr(cq_, &err, 0);
     auto* t = static_cast<Transfer*>(err.op_context);
     const uint64_t theirs = err.tag >> kPeerBits;
-    if (t && !t->send && err.err == FI_ETRUNC && (theirs ^ t->tag) & t->ignore) {
-      // Larger than the receive: a message of another call.
-      return Errorf(sclInvalidUsage, "%s %s", who(t->peer).c_str(),
-                    mismatch_ ? mismatch_(theirs, t->tag).c_str() : "is in another call");
+    // Larger than the receive: perhaps a message of another call.
+    if (t && err.err == FI_ETRUNC && another_call(*t, theirs)) {
+      return another_call_error(*t, theirs, who);
     }
     const std::string peer = t ? who(t->peer) : std::string("a peer");
     return Errorf(sclRemoteError, "network error %s %s: %s", t && t->send ? "sending to" : "with",
@@ -251,9 +256,9 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
       idle_since = now_ns();
       continue;
     }
-    const Transfer* late = nullptr;
-    for (size_t k = 0; k < posted && !late; ++k) late = batch[k].done ? nullptr : &batch[k];
     if (deadline.expired()) {
+      const Transfer* late = nullptr;
+      for (size_t k = 0; k < posted && !late; ++k) late = batch[k].done ? nullptr : &batch[k];
       s = Errorf(sclTimeout, "timed out %s %s over the network",
                  late && late->send ? "sending to" : "waiting for",
                  late ? who(late->peer).c_str() : "a peer");

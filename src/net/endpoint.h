@@ -99,6 +99,10 @@ class Endpoint {
   ssize_t post(Transfer& t);
   // Reads completions; counts the transfers they finish.
   Status reap(const PeerName& who, size_t* finished);
+  // A receive matched a message whose ignored tag bits differ from its own: a peer in another
+  // call, reported with the owner's mismatch text.
+  static bool another_call(const Transfer& t, uint64_t theirs);
+  Status another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const;
   // poll()'s read: marks the transfers completions finish; false when there were none.
   bool read_async();
   // Waits up to `ms` for the completion queue to have something, or `wake_fd` (-1: none).

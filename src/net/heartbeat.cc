@@ -11,9 +11,12 @@
 namespace stratacl::net {
 namespace {
 
-// A beat's tag: the state in two bits, then the culprit + 1 (0: none) in 17.
-constexpr int kStateBits = 2;
-constexpr uint64_t kWordMask = (uint64_t(1) << (kStateBits + 17)) - 1;
+// A beat's tag: the state in two bits, then the culprit + 1 (0: none) in 17, then the
+// communicator's nonce in 24. Receives match the nonce exactly: a closed endpoint's address is
+// soon another's, and a late beat of an earlier communicator must not land in a later one.
+constexpr int kStateBits = 2, kWordBits = kStateBits + 17;
+constexpr uint64_t kWordMask = (uint64_t(1) << kWordBits) - 1;
+constexpr uint64_t kNonceMask = (uint64_t(1) << 24) - 1;
 constexpr int kBeatsPerLoss = 8;
 constexpr int64_t kGoodbyeNs = 20 * 1000 * 1000;  // lets the goodbye leave before the close
 constexpr int64_t kFirstBeatsNs = 10 * 1000 * 1000;
@@ -36,16 +39,18 @@ Result<std::unique_ptr<Heartbeat>> Heartbeat::open() {
   return h;
 }
 
+uint64_t Heartbeat::tag_of(uint64_t word) const { return nonce_ << kWordBits | word; }
+
 Heartbeat::~Heartbeat() {
   leave();
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
-Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self,
+Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self, uint64_t nonce,
                         std::vector<int> watched, int64_t lost_after_ms, PeerName who,
                         const Deadline& deadline) {
   SCL_TRY(ep_->connect(names, self));
-  self_ = self;
+  nonce_ = nonce & kNonceMask;
   watched_ = std::move(watched);
   lost_after_ns_ = lost_after_ms * 1000000;
   who_ = std::move(who);
@@ -122,7 +127,7 @@ void Heartbeat::heard(int peer, uint64_t word, int64_t now) {
 
 void Heartbeat::beat(uint64_t word) {
   for (int p : watched_) {
-    if (left_at_[size_t(p)].load(std::memory_order_acquire) == 0) ep_->signal(p, word);
+    if (left_at_[size_t(p)].load(std::memory_order_acquire) == 0) ep_->signal(p, tag_of(word));
   }
 }
 
@@ -140,6 +145,7 @@ void Heartbeat::loop() {
       if (listening[i]) continue;
       ears[i] = Transfer{};
       ears[i].peer = watched_[i];
+      ears[i].tag = tag_of(0);
       ears[i].ignore = kWordMask;
       listening[i] = ep_->listen(ears[i]).ok();
     }
@@ -164,7 +170,7 @@ void Heartbeat::loop() {
         listening[i] = false;  // listen again at the top of the loop
         if (ears[i].failed) continue;
         last[i] = now;
-        heard(watched_[i], ears[i].tag, now);
+        heard(watched_[i], ears[i].tag & kWordMask, now);
         if (!heard_once[i]) {
           heard_once[i] = true;
           if (--unheard == 0) {
@@ -201,7 +207,7 @@ void Heartbeat::say_goodbye() {
     if (left_at_[size_t(p)].load(std::memory_order_acquire) == 0) unsent.push_back(p);
   }
   for (const int64_t until = now_ns() + kGoodbyeNs; now_ns() < until;) {
-    std::erase_if(unsent, [&](int p) { return ep_->signal(p, word); });
+    std::erase_if(unsent, [&](int p) { return ep_->signal(p, tag_of(word)); });
     ep_->poll(1, -1);
   }
 }

@@ -41,9 +41,11 @@ class Heartbeat {
   // Connects to every rank's heartbeat endpoint (names[self] is ours), starts beating to, and
   // listening for, the ranks in `watched`, and returns once each of them was heard: the
   // connections are up then, so a failure said at once (even just before a close) goes out at
-  // once. `who` names a rank in errors.
-  Status start(const std::vector<std::vector<uint8_t>>& names, int self, std::vector<int> watched,
-               int64_t lost_after_ms, PeerName who, const Deadline& deadline);
+  // once. `nonce`: the same on every rank of this communicator, and only its beats count. `who`
+  // names a rank in errors.
+  Status start(const std::vector<std::vector<uint8_t>>& names, int self, uint64_t nonce,
+               std::vector<int> watched, int64_t lost_after_ms, PeerName who,
+               const Deadline& deadline);
 
   // Why calls cannot go on, or ok: a watched rank was lost or failed, or `waiting_on` (a rank
   // a call waits to receive from; -1: none) left the communicator. Cheap when all is well.
@@ -64,12 +66,13 @@ class Heartbeat {
   // Handles what one peer said: alive, failed (with its culprit), or left.
   void heard(int peer, uint64_t word, int64_t now);
   void say_goodbye();
+  uint64_t tag_of(uint64_t word) const;  // the nonce, then `word`
   void lose(Status why, int culprit);
   void wake() const;
 
   std::unique_ptr<Endpoint> ep_;  // the thread's; it closes it when it ends
-  int wake_fd_ = -1;              // an eventfd: fail() and leave() interrupt the thread's sleep
-  int self_ = 0;
+  int wake_fd_ = -1;
+  uint64_t nonce_ = 0;  // an eventfd: fail() and leave() interrupt the thread's sleep
   std::vector<int> watched_;
   int64_t lost_after_ns_ = 0;
   PeerName who_;

@@ -136,7 +136,7 @@ struct Pair {
   }
   Status start(int r, int64_t ms = 5000) {
     return hb[r]->start(
-        names, r, {1 - r}, kLostMs, [](int p) { return "peer " + std::to_string(p); },
+        names, r, 0x5eed, {1 - r}, kLostMs, [](int p) { return "peer " + std::to_string(p); },
         Deadline::after_ms(ms));
   }
   // Both, concurrently: each start() returns once it heard the other.
