@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "core/deadline.h"
 
@@ -60,7 +61,29 @@ Result<std::unique_ptr<Endpoint>> Endpoint::open(int64_t spin_ns, bool yield) {
   return e;
 }
 
-Endpoint::~Endpoint() { close(); }
+Endpoint::~Endpoint() {
+  if (abandoned_) {
+    park();
+  } else {
+    close();
+  }
+}
+
+void Endpoint::park() {
+  struct Handles {
+    fid_fabric* fabric;
+    fid_domain* domain;
+    fid_ep* ep;
+    fid_av* av;
+    fid_cq* cq;
+    Registrations* regs;
+  };
+  static std::mutex mu;
+  static auto* parked = new std::vector<Handles>();  // never freed: see abandon()
+  std::lock_guard<std::mutex> lock(mu);
+  parked->push_back({fabric_, domain_, ep_, av_, cq_, regs_.release()});
+  ep_ = nullptr, av_ = nullptr, cq_ = nullptr, domain_ = nullptr, fabric_ = nullptr;
+}
 
 void Endpoint::close() {
   // Endpoint first: once it is closed, no transfer can touch a user buffer any more. Then the
@@ -115,11 +138,12 @@ ssize_t Endpoint::post(Transfer& t) {
 
 bool Endpoint::signal(int peer, uint64_t tag) {
   static char empty;
-  return ep_ && fi_tinject(ep_, &empty, 0, peers_[size_t(peer)], (tag << kPeerBits) | self_) == 0;
+  return !closed() &&
+         fi_tinject(ep_, &empty, 0, peers_[size_t(peer)], (tag << kPeerBits) | self_) == 0;
 }
 
 Status Endpoint::listen(Transfer& t) {
-  if (!ep_) return Errorf(sclRemoteError, "network: the endpoint is closed");
+  if (closed()) return Errorf(sclRemoteError, "network: the endpoint is closed");
   t.send = false, t.bytes = 0, t.desc = nullptr, t.done = false, t.failed = false;
   const ssize_t rc = post(t);
   return rc == 0 ? Status::Ok() : fabric_error("posting a receive", int(rc));
@@ -143,13 +167,13 @@ bool Endpoint::read_async() {
 }
 
 void Endpoint::poll(int ms, int wake_fd) {
-  if (!ep_ || read_async()) return;
+  if (closed() || read_async()) return;
   sleep(ms, wake_fd);
   read_async();  // what woke us, so the caller sees it now
 }
 
 void Endpoint::flush(int64_t ns) {
-  for (const int64_t until = now_ns() + ns; ep_ && now_ns() < until;) {
+  for (const int64_t until = now_ns() + ns; !closed() && now_ns() < until;) {
     fi_cq_tagged_entry entries[16];
     if (fi_cq_read(cq_, entries, 16) == -FI_EAGAIN) sched_yield();
   }
@@ -221,7 +245,7 @@ Status Endpoint::reap(const PeerName& who, size_t* finished) {
 
 Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const StopCheck& stop,
                      const PeerName& who) {
-  if (!ep_) {
+  if (closed()) {
     return Errorf(sclRemoteError, "network: the endpoint was closed after an earlier failure");
   }
   size_t finished = 0, posted = 0;
@@ -278,7 +302,7 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
     }
   }
   regs_->end_batch();
-  if (!s.ok()) close();  // receives may still be posted into user buffers
+  if (!s.ok()) abandon();  // receives may still be posted into user buffers
   return s;
 }
 

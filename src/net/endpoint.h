@@ -6,7 +6,8 @@
 // Progress is manual: run() posts a batch of sends and receives and polls the completion queue
 // until every one has completed, spinning briefly and then sleeping on the queue's descriptor, and
 // gives up at the deadline, on an abort, or on a completion error. A failed batch may leave
-// receives posted into user buffers, so the endpoint is closed at once: nothing can land later.
+// receives posted into user buffers, so the endpoint is abandoned at once (see abandon()):
+// nothing can land later.
 #pragma once
 
 #include <rdma/fabric.h>
@@ -64,7 +65,13 @@ class Endpoint {
 
   const fi_info& info() const { return *info_; }
   // After a failed batch: nothing more can go over this endpoint.
-  bool closed() const { return ep_ == nullptr; }
+  bool closed() const { return ep_ == nullptr || abandoned_; }
+  // Stops using the endpoint for good, without closing it. Progress is manual, so with no call
+  // into it nothing it had posted moves again: no receive can land in a user buffer. Its handles
+  // are kept, reachable, until the process exits: libfabric 1.17's rxm crashes in fi_close on an
+  // endpoint whose transfers are stuck on a cut link (it handles their cancellations through
+  // freed contexts). The cost: one endpoint's sockets and buffers per failed communicator.
+  void abandon() { abandoned_ = true; }
   const Registrations& registrations() const { return *regs_; }
   int64_t spin_ns() const { return spin_ns_; }
   // Our address, to be published to the peers.
@@ -108,6 +115,8 @@ class Endpoint {
   // Waits up to `ms` for the completion queue to have something, or `wake_fd` (-1: none).
   void sleep(int ms, int wake_fd = -1);
   void close();
+  // An abandoned endpoint's destructor: its handles join those kept until exit.
+  void park();
 
   InfoPtr info_;
   std::unique_ptr<Registrations> regs_;
@@ -122,6 +131,7 @@ class Endpoint {
   int64_t spin_ns_ = 0;
   bool yield_ = false;
   int wait_fd_ = -1;  // the completion queue's descriptor to sleep on, if it has one
+  bool abandoned_ = false;
 };
 
 }  // namespace stratacl::net

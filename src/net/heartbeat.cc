@@ -60,8 +60,8 @@ Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self
   std::unique_lock<std::mutex> lock(mu_);
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::milliseconds(std::max<int64_t>(deadline.remaining_ms(), 0));
-  if (all_heard_.wait_until(lock, until, [this] { return heard_all_ || lost_.load(); })) {
-    return lost_.load() ? lost_why_ : Status::Ok();
+  if (all_heard_.wait_until(lock, until, [this] { return heard_all_ || silence_; })) {
+    return heard_all_ ? Status::Ok() : lost_why_;
   }
   return Errorf(sclTimeout, "heartbeat: not every rank on the other hosts answered in time");
 }
@@ -100,13 +100,16 @@ void Heartbeat::wake() const {
   (void)!write(wake_fd_, &one, sizeof one);
 }
 
-void Heartbeat::lose(Status why, int culprit) {
+void Heartbeat::lose(Status why, int culprit, bool silence) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (silence && !silence_) {
+    silence_ = true;
+    all_heard_.notify_all();  // start() waits no longer
+  }
   if (lost_.load(std::memory_order_relaxed)) return;
   lost_why_ = std::move(why);
   lost_culprit_.store(culprit, std::memory_order_release);
   lost_.store(true, std::memory_order_release);
-  all_heard_.notify_all();  // start() waits no longer
 }
 
 void Heartbeat::heard(int peer, uint64_t word, int64_t now) {
@@ -122,7 +125,7 @@ void Heartbeat::heard(int peer, uint64_t word, int64_t now) {
   lose(Errorf(sclRemoteError, "%s %s%s", who_(peer).c_str(),
               s == State::kAborted ? "called sclCommAbort" : "failed and revoked the communicator",
               because.c_str()),
-       blamed >= 0 ? blamed : peer);
+       blamed >= 0 ? blamed : peer, false);
 }
 
 void Heartbeat::beat(uint64_t word) {
@@ -140,6 +143,7 @@ void Heartbeat::loop() {
   size_t unheard = watched_.size();
   int64_t next_beat = 0;
   uint64_t said = ~uint64_t(0);
+  bool silent = false;  // a watched rank was lost to silence
   while (!stopping_.load(std::memory_order_acquire)) {
     for (size_t i = 0; i < ears.size(); ++i) {
       if (listening[i]) continue;
@@ -181,17 +185,20 @@ void Heartbeat::loop() {
         }
       }
       const int p = watched_[i];
-      if (now - last[i] > lost_after_ns_ && !lost_.load(std::memory_order_relaxed) &&
+      if (now - last[i] > lost_after_ns_ && !silent &&
           left_at_[size_t(p)].load(std::memory_order_acquire) == 0) {
+        silent = true;
         lose(Errorf(sclRemoteError,
                     "%s is lost: no heartbeat for %.1f s (dead, or its link is cut; "
                     "STRATACL_NET_LOST_MS)",
                     who_(p).c_str(), double(now - last[i]) / 1e9),
-             p);
+             p, true);
       }
     }
   }
   say_goodbye();
+  // Beats may be stuck on a cut link: see Endpoint::abandon().
+  if (lost_.load(std::memory_order_acquire)) ep_->abandon();
   ep_.reset();  // while `ears`, which its posted receives point into, still exist
 }
 

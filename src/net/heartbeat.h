@@ -41,8 +41,10 @@ class Heartbeat {
   // Connects to every rank's heartbeat endpoint (names[self] is ours), starts beating to, and
   // listening for, the ranks in `watched`, and returns once each of them was heard: the
   // connections are up then, so a failure said at once (even just before a close) goes out at
-  // once. `nonce`: the same on every rank of this communicator, and only its beats count. `who`
-  // names a rank in errors.
+  // once. A rank heard saying it failed was heard too: it had made the communicator, so start()
+  // succeeds and check() reports the failure at the first call. Only a watched rank gone silent
+  // for the loss time, or the deadline, fails start(). `nonce`: the same on every rank of this
+  // communicator, and only its beats count. `who` names a rank in errors.
   Status start(const std::vector<std::vector<uint8_t>>& names, int self, uint64_t nonce,
                std::vector<int> watched, int64_t lost_after_ms, PeerName who,
                const Deadline& deadline);
@@ -67,12 +69,13 @@ class Heartbeat {
   void heard(int peer, uint64_t word, int64_t now);
   void say_goodbye();
   uint64_t tag_of(uint64_t word) const;  // the nonce, then `word`
-  void lose(Status why, int culprit);
+  // `silence`: a watched rank was not heard for the loss time (else: it said it failed).
+  void lose(Status why, int culprit, bool silence);
   void wake() const;
 
   std::unique_ptr<Endpoint> ep_;  // the thread's; it closes it when it ends
-  int wake_fd_ = -1;
-  uint64_t nonce_ = 0;  // an eventfd: fail() and leave() interrupt the thread's sleep
+  int wake_fd_ = -1;              // an eventfd: fail() and leave() interrupt the thread's sleep
+  uint64_t nonce_ = 0;
   std::vector<int> watched_;
   int64_t lost_after_ns_ = 0;
   PeerName who_;
@@ -84,6 +87,7 @@ class Heartbeat {
   std::atomic<bool> lost_{false};
   std::condition_variable all_heard_;  // with mu_: every watched rank was heard once (heard_all_)
   bool heard_all_ = false;
+  bool silence_ = false;  // guarded by mu_: lose() was told of a silent rank
   std::atomic<int> lost_culprit_{-1};
   mutable std::mutex mu_;
   Status lost_why_;  // guarded by mu_; set once

@@ -216,3 +216,17 @@ TEST(Heartbeat, APeerThatLeftIsNotMissedButFailsAWaitForIt) {
   Status s = p.first_error(0, -1, 3 * Pair::kLostMs);
   EXPECT_TRUE(s.ok()) << s.message();
 }
+
+TEST(Heartbeat, APeerHeardSayingItFailedWasHeardAndStartSucceeds) {
+  // Peer 1 made the communicator and failed at once, while peer 0 was still starting (as when a
+  // fast rank's first call meets a mismatch): peer 0's start() succeeds, and its first check
+  // reports the failure.
+  Pair p;
+  ASSERT_TRUE(p.hb[1]);
+  p.hb[1]->fail(Heartbeat::State::kFailed, 1);
+  p.start_both();
+  Status s = p.first_error(0, -1, Pair::kLostMs / 2);
+  EXPECT_EQ(s.code(), sclRemoteError);
+  EXPECT_NE(s.message().find("peer 1 failed and revoked the communicator"), std::string::npos)
+      << s.message();
+}
