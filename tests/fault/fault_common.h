@@ -72,6 +72,7 @@ int run_failed_init();
 int run_split_failure();
 int run_call_deadline();
 int run_host_loss(double lost_s, bool abort_one);
+int run_host_stall(double lost_s);
 int run_stop_culprit();
 int run_p2p_slot_status(int iterations);
 int run_send_abort(int iterations);

@@ -6,8 +6,14 @@
 // calls refused; and destroy the communicator without hanging. With `abort`, nobody is killed:
 // rank 3 (host 1) calls sclCommAbort mid-loop, and every other rank must fail within a fraction of
 // the loss time, told by the heartbeat (across hosts) or its host's peer.
+//
+// host_stall: the driver stops every rank of every host (SIGSTOP) for longer than the loss time
+// and then resumes them, as a paused VM or a debugger would. Nobody was lost: each heartbeat
+// thread must take the silence it wakes up to for its own stall, not its peers' death, so every
+// call succeeds; and the loop must have seen the stall (a gap of twice the loss time).
 #include <time.h>
 
+#include <algorithm>
 #include <string>
 
 #include "fault_common.h"
@@ -54,6 +60,34 @@ int run_host_loss(double lost_s, bool abort_one) {
   }
   expect(false, "the loop ran two minutes although a host was lost");
   return 1;
+}
+
+int run_host_stall(double lost_s) {
+  sclComm_t comm = init_or_die();
+  const size_t count = 64 * 1024;
+  float* a;
+  sclMemAlloc(reinterpret_cast<void**>(&a), count * sizeof(float));
+  const double start = now_s();
+  double last = start, widest = 0;
+  int it = 0;
+  for (bool more = true; more; ++it) {
+    if (it == 20) std::printf("rank %d: RUNNING\n", g_rank);
+    // Element 0 carries "go on" (max: while any rank wants to), so every rank stops together.
+    a[0] = now_s() - start < 8 * lost_s ? 1.0f : 0.0f;
+    const sclResult_t r = sclAllReduce(a, a, count, sclFloat32, sclMax, comm, nullptr);
+    if (r != sclSuccess) {
+      expect(false, "every call succeeds across a stall of the whole job", sclGetLastError(comm));
+      break;
+    }
+    more = a[0] > 0;
+    widest = std::max(widest, now_s() - last);
+    last = now_s();
+  }
+  expect(widest >= 2 * lost_s, "the loop saw the stall", std::to_string(widest) + " s");
+  expect(sclCommDestroy(comm) == sclSuccess, "destroy after the stall");
+  if (!g_failures)
+    std::printf("rank %d: STEADY: %d calls, widest gap %.2f s\n", g_rank, it, widest);
+  return g_failures ? 1 : 0;
 }
 
 }  // namespace fault

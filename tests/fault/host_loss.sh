@@ -4,8 +4,9 @@
 # calls sclCommAbort by itself ("abort"). Every rank still
 # running must report the failure soon after the heartbeat's loss time, long before the call
 # timeout (fault_tests host_loss checks each), and no rank may hang until stratarun has to
-# terminate it.
-#   host_loss.sh STRATARUN FAULT_TESTS NETNS_SCRIPT K kill|link|abort
+# terminate it. With "stall", every rank of both hosts is stopped for 2.5 loss times and resumed:
+# nobody was lost, and every rank must go on without an error.
+#   host_loss.sh STRATARUN FAULT_TESTS NETNS_SCRIPT K kill|link|abort|stall
 set -u
 stratarun=$1 fault_tests=$2 netns=$3 k=$4 how=$5
 [ "$(id -u)" -eq 0 ] || { echo "host_loss: needs root to create network namespaces"; exit 1; }
@@ -31,6 +32,12 @@ if [ "$how" = kill ]; then
 elif [ "$how" = link ]; then
   ip link set "scl${k}v1" down || fail "cannot take the link down"
   want=4
+elif [ "$how" = stall ]; then
+  ranks=$(ip netns pids "scl${k}h0"; ip netns pids "scl${k}h1")
+  kill -STOP $ranks || fail "no rank to stop"
+  sleep $((lost_ms * 5 / 2))e-3
+  kill -CONT $ranks
+  want=0
 else
   want=3 # rank 3 aborts by itself; the others report
 fi
@@ -47,5 +54,9 @@ survivors=$(grep -o "rank [0-9]*: SURVIVED" "$out" | sort -u | wc -l)
 [ "$survivors" -eq "$want" ] || fail "$survivors of $want ranks reported the loss"
 grep -q "FAILED" "$out" && fail "a rank saw the wrong thing"
 grep -q "terminating rank" "$out" && fail "stratarun had to terminate a rank (it hung)"
+if [ "$how" = stall ]; then
+  steady=$(grep -o "rank [0-9]*: STEADY" "$out" | sort -u | wc -l)
+  [ "$steady" -eq 4 ] || fail "$steady of 4 ranks went on after the stall"
+fi
 cat "$out"
 echo "host_loss: $how: $survivors ranks reported the failure; the job ended ${took_ms} ms after it"

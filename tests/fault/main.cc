@@ -31,8 +31,10 @@ int main(int argc, char** argv) {
   if (which == "call_deadline") return fault::run_call_deadline();
   if (which == "stop_culprit") return fault::run_stop_culprit();
   if (which == "host_loss") {
-    return fault::run_host_loss(argc > 2 ? std::atof(argv[2]) : 1.0,
-                                argc > 3 && std::string(argv[3]) == "abort");
+    const double lost_s = argc > 2 ? std::atof(argv[2]) : 1.0;
+    const std::string how = argc > 3 ? argv[3] : "";
+    return how == "stall" ? fault::run_host_stall(lost_s)
+                          : fault::run_host_loss(lost_s, how == "abort");
   }
   if (which == "p2p_slot_status")
     return fault::run_p2p_slot_status(argc > 2 ? std::atoi(argv[2]) : 200);
@@ -45,6 +47,6 @@ int main(int argc, char** argv) {
       "cma_refused|settings_disagree|fork_child|read_only_heaps|abort_blocked "
       "N|init_interference|\n"
       "failed_init|split_failure|call_deadline|stop_culprit|p2p_slot_status N|send_abort N|\n"
-      "host_loss LOST_S [abort]\n");
+      "host_loss LOST_S [abort|stall]\n");
   return 2;
 }
