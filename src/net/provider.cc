@@ -5,7 +5,10 @@
 #include <rdma/fi_domain.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
 
 #include "core/config.h"
 
@@ -30,7 +33,26 @@ InfoPtr hints() {
   return h;
 }
 
+// rxm over tcp turns a message above 16 KiB into a rendezvous: a round trip more, and a sender
+// that must progress again before the data moves. With manual progress that tripled allreduce and
+// broadcast at 32 KiB and doubled them at 256 KiB (docs/PERFORMANCE.md). Over tcp, rxm sends
+// larger eager messages straight from the user's buffer and lands them in the posted receive, so
+// where the provider is tcp (asked for, or no RDMA device on this host: no verbs, no efa) the
+// limit becomes 1 MiB unless the user set it. Over verbs it must equal rxm's buffer size, so it
+// is left alone there. rxm reads it once, at the process's first fi_getinfo.
+void default_eager_limit(const std::string& prov) {
+  static std::once_flag once;
+  std::call_once(once, [&prov] {
+    std::error_code ec;
+    const std::filesystem::path rdma = "/sys/class/infiniband";
+    const bool has_rdma = std::filesystem::exists(rdma, ec) && !std::filesystem::is_empty(rdma, ec);
+    const bool tcp = prov.empty() ? !has_rdma : prov.find("tcp") != std::string::npos;
+    if (tcp) setenv("FI_OFI_RXM_EAGER_LIMIT", "1048576", 0);
+  });
+}
+
 Result<InfoPtr> getinfo(const std::string& prov) {
+  default_eager_limit(prov);
   InfoPtr h = hints();
   if (!prov.empty()) h->fabric_attr->prov_name = strdup(prov.c_str());
   fi_info* list = nullptr;
