@@ -24,6 +24,7 @@ ctest --test-dir "$root/build" --output-on-failure --timeout 900
 "$root/scripts/build.sh" "$root/build-asan" -DSTRATACL_SANITIZE=ON -DSTRATACL_SOAK_SECONDS=20
 echo "== ctest: AddressSanitizer + UBSan build =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS=suppressions="$root/tests/lsan.supp":print_suppressions=0 \
   ctest --test-dir "$root/build-asan" --output-on-failure --timeout 1800 -LE nosan
 
 "$root/scripts/build.sh" "$root/build-tsan" -DSTRATACL_TSAN=ON -DSTRATACL_SOAK_SECONDS=20
