@@ -20,6 +20,37 @@ namespace {
 // 1 ms gave 28 µs.
 constexpr int64_t kNetSpinNs = 1000000;
 
+// A fixed-size card per rank, allgathered over the communicator's own network.
+struct Card {
+  int32_t result = 0;  // sclSuccess, or why this rank has no heartbeat endpoint
+  uint32_t bytes = 0;
+  uint64_t nonce = 0;  // rank 0's is the communicator's
+  // STRATACL_NET_ONE_SIDED_MIN_BYTES, which must agree, and whether the endpoint can write.
+  int64_t one_sided_min = -1;
+  uint32_t writes = 0;
+  uint32_t unused = 0;  // no padding: every byte sent is set
+  uint8_t name[112] = {};
+};
+
+// One-sided transfers need every rank of the rail to choose alike, so the setting must agree and
+// every endpoint must be able to write; otherwise the ranks would wait on each other's
+// clear-to-sends and messages. Disagreement fails the init or split, naming the rank.
+Status agree_one_sided(const std::vector<Card>& cards, int self, net::Rail& rail) {
+  bool all_write = true;
+  for (size_t w = 0; w < cards.size(); ++w) {
+    if (cards[w].one_sided_min != cards[size_t(self)].one_sided_min) {
+      return Errorf(sclInvalidUsage,
+                    "%s has STRATACL_NET_ONE_SIDED_MIN_BYTES=%lld where rank %d has %lld: it "
+                    "must be the same on every rank",
+                    rail.who(int(w)).c_str(), static_cast<long long>(cards[w].one_sided_min), self,
+                    static_cast<long long>(cards[size_t(self)].one_sided_min));
+    }
+    all_write = all_write && cards[w].writes;
+  }
+  rail.set_one_sided_min(all_write ? cards[size_t(self)].one_sided_min : -1);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank,
@@ -69,13 +100,6 @@ void Communicator::set_rail(std::unique_ptr<net::Endpoint> ep, const net::Topolo
 }
 
 Status Communicator::start_heartbeat() {
-  // A fixed-size card per rank, allgathered over the communicator's own network.
-  struct Card {
-    int32_t result = 0;  // sclSuccess, or why this rank has no heartbeat endpoint
-    uint32_t bytes = 0;
-    uint64_t nonce = 0;  // rank 0's is the communicator's
-    uint8_t name[112] = {};
-  };
   Result<std::unique_ptr<net::Heartbeat>> hb = net::Heartbeat::open();
   Card mine;
   const std::vector<uint8_t> name = hb.ok() ? (*hb)->name() : std::vector<uint8_t>{};
@@ -89,11 +113,14 @@ Status Communicator::start_heartbeat() {
   }
   mine.result = int32_t(opened.code());
   mine.nonce = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  mine.one_sided_min = process_value(Var::kNetOneSidedMinBytes);
+  mine.writes = rail_->endpoint().writes() ? 1 : 0;
   std::vector<Card> cards(static_cast<size_t>(world_nranks_));
   hier::Context hc = across_hosts();
   hc.rail.begin(uint32_t(Coll::kSplit), 1);  // the library's own exchange, at init or split
   SCL_TRY(hier::allgather_bytes(hc, &mine, sizeof mine, cards.data()));
   SCL_TRY(opened);
+  SCL_TRY(agree_one_sided(cards, world_rank_, *rail_));
   std::vector<std::vector<uint8_t>> names;
   std::vector<int> watched;
   const net::Topology& topo = rail_->topology();

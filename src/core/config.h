@@ -31,6 +31,7 @@ enum class Var : int {
   kHostId,
   kNetProvider,
   kNetLostMs,
+  kNetOneSidedMinBytes,
   kDebug,
   kTorchCacheBytes,
   kCount

@@ -15,7 +15,6 @@
 namespace stratacl::net {
 namespace {
 
-constexpr int kPeerBits = 16;  // the low tag bits: the sender's peer index
 constexpr int kMaxSleepMs = 10;
 
 Status fabric_error(const char* what, int rc) {
@@ -56,8 +55,10 @@ Result<std::unique_ptr<Endpoint>> Endpoint::open(int64_t spin_ns, bool yield) {
   }
   if ((rc = fi_enable(e->ep_))) return fabric_error("fi_enable", rc);
   const int mr_mode = i->domain_attr->mr_mode;
+  e->writes_ = (i->caps & FI_RMA) && i->domain_attr->cq_data_size >= sizeof(uint64_t) &&
+               i->tx_attr->inject_size >= sizeof(ClearToSend);
   e->regs_ = std::make_unique<Registrations>(
-      e->domain_, (mr_mode & FI_MR_ENDPOINT) ? e->ep_ : nullptr, (mr_mode & FI_MR_LOCAL) != 0);
+      e->domain_, (mr_mode & FI_MR_ENDPOINT) ? e->ep_ : nullptr, mr_mode, e->writes_);
   return e;
 }
 
@@ -67,6 +68,14 @@ Endpoint::~Endpoint() {
   } else {
     close();
   }
+}
+
+void Endpoint::abandon() {
+  if (abandoned_) return;
+  abandoned_ = true;
+  // A provider that writes into memory by itself would still let a peer holding one of our
+  // keys write into a user buffer; closing the registrations revokes every key.
+  if (writes_ && regs_) regs_->close_all();
 }
 
 void Endpoint::park() {
@@ -122,6 +131,7 @@ Status Endpoint::connect(const std::vector<std::vector<uint8_t>>& names, int sel
 }
 
 ssize_t Endpoint::post(Transfer& t) {
+  if (t.one_sided) return post_one_sided(t);
   static char empty;
   void* buf = t.bytes ? t.buf : &empty;
   const uint64_t tag = (t.tag << kPeerBits) | uint64_t(t.send ? self_ : t.peer);
@@ -201,7 +211,8 @@ void Endpoint::sleep(int ms, int wake_fd) {
 }
 
 bool Endpoint::another_call(const Transfer& t, uint64_t theirs) {
-  return !t.send && ((theirs ^ t.tag) & t.ignore) != 0;
+  const bool receiving = !t.send || t.stage == Transfer::kAwaitingClearToSend;
+  return receiving && ((theirs ^ t.tag) & t.ignore) != 0;
 }
 
 Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const {
@@ -209,14 +220,18 @@ Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const Pe
                 mismatch_ ? mismatch_(theirs, t.tag).c_str() : "is in another call");
 }
 
-Status Endpoint::reap(const PeerName& who, size_t* finished) {
+Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* finished) {
   fi_cq_tagged_entry entries[16];
   const ssize_t n = fi_cq_read(cq_, entries, 16);
   if (n > 0) {
     for (ssize_t k = 0; k < n; ++k) {
       auto* t = static_cast<Transfer*>(entries[k].op_context);
       const uint64_t theirs = entries[k].tag >> kPeerBits;
-      if (another_call(*t, theirs)) return another_call_error(*t, theirs, who);
+      if (t && another_call(*t, theirs)) return another_call_error(*t, theirs, who);
+      if (!t || t->stage == Transfer::kAwaitingClearToSend) {
+        SCL_TRY(one_sided_step(entries[k], batch, who, finished));
+        continue;
+      }
       if (!t->send && entries[k].len != t->bytes) {
         return Errorf(sclRemoteError, "%s sent %zu bytes where %zu were expected",
                       who(t->peer).c_str(), size_t(entries[k].len), t->bytes);
@@ -252,15 +267,16 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
   int64_t idle_since = now_ns();
   Status s;
   for (Transfer& t : batch) {
+    t.stage = Transfer::kStart;
     Result<void*> d = regs_->desc(t.buf, t.bytes);
-    if (!d.ok()) {
-      s = d.status();
-      break;
-    }
+    s = d.ok() ? Status::Ok() : d.status();
+    if (s.ok() && t.one_sided) s = prepare_one_sided(t);
+    if (!s.ok()) break;
     t.desc = *d;
   }
+  size_t writes = 0;
   while (s.ok() && finished < batch.size()) {
-    const size_t before = finished, posted_before = posted;
+    const size_t before = finished, posted_before = posted + writes;
     // Post what is not posted yet; a full queue (-FI_EAGAIN) drains by reaping below.
     while (posted < batch.size()) {
       batch[posted].done = false;
@@ -274,9 +290,10 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
       ++posted;
     }
     if (!s.ok()) break;
-    s = reap(who, &finished);
+    s = post_writes(batch, &writes);
+    if (s.ok()) s = reap(batch, who, &finished);
     if (!s.ok()) break;
-    if (finished != before || posted != posted_before) {
+    if (finished != before || posted + writes != posted_before) {
       idle_since = now_ns();
       continue;
     }
@@ -291,7 +308,8 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
       // peer's receive); only a receive surely waits in vain.
       const Transfer* unheard = nullptr;
       for (size_t k = 0; k < posted && !unheard; ++k) {
-        if (!batch[k].done && !batch[k].send) unheard = &batch[k];
+        const bool hears = !batch[k].send || batch[k].stage == Transfer::kAwaitingClearToSend;
+        if (!batch[k].done && hears) unheard = &batch[k];
       }
       s = stop(unheard ? unheard->peer : -1);
     }

@@ -8,6 +8,10 @@
 // gives up at the deadline, on an abort, or on a completion error. A failed batch may leave
 // receives posted into user buffers, so the endpoint is abandoned at once (see abandon()):
 // nothing can land later.
+//
+// A transfer marked one-sided is written straight into the receiver's registered buffer
+// (net/one_sided.cc): the receiver sends a clear-to-send with the buffer's address and key, the
+// sender writes with remote completion data, and the receiver's queue reports the write.
 #pragma once
 
 #include <rdma/fabric.h>
@@ -28,20 +32,36 @@
 
 namespace stratacl::net {
 
+// A receiver's clear-to-send for a one-sided transfer: where the sender writes, and how much.
+struct ClearToSend {
+  uint64_t addr = 0, key = 0, bytes = 0;
+};
+
 struct Transfer {
   fi_context2 ctx{};  // the fabric's, first so a completion's context finds its transfer
   bool send = false;
   int peer = 0;         // index in connect()'s list
   void* buf = nullptr;  // sends read it, receives fill it
   size_t bytes = 0;
-  uint64_t tag = 0;      // the batch's tag (< 2^48); the sender's index is added below it
+  uint64_t tag = 0;  // the batch's tag (< 2^47; see kClearToSendTag); the sender's index goes below
   bool done = false;     // set by run()
   void* desc = nullptr;  // set by run(): the buffer's registration (net/registrations.h)
   // Receives: tag bits that need not match for the message to land. run() then requires them
   // equal, or asks the endpoint's mismatch text; listen() leaves the tag matched in `tag`.
   uint64_t ignore = 0;
   bool failed = false;  // poll() only: the transfer completed with an error
+  // Written one-sided (both sides must say so alike; only where Endpoint::writes()).
+  bool one_sided = false;
+  // run()'s progress through the one-sided protocol: a sender waits for the clear-to-send,
+  // posts its write when it has come, then waits for the write; a receiver waits for the write.
+  enum Stage : uint8_t { kStart, kAwaitingClearToSend, kReadyToWrite, kWriting, kAwaitingWrite };
+  Stage stage = kStart;
+  ClearToSend cts;           // sent by the receiver, received by the sender
+  void* cts_desc = nullptr;  // the sender's registration of `cts`, where the provider wants one
 };
+
+// The tag bit of clear-to-send messages, so they never match a message of data.
+constexpr uint64_t kClearToSendTag = uint64_t(1) << 47;
 
 // What run() checks while it waits (the communicator's abort flag); and how it names a peer.
 using StopCheck = std::function<Status(int waiting_on)>;
@@ -71,8 +91,12 @@ class Endpoint {
   // are kept, reachable, until the process exits: libfabric 1.17's rxm crashes in fi_close on an
   // endpoint whose transfers are stuck on a cut link (it handles their cancellations through
   // freed contexts). The cost: one endpoint's sockets and buffers per failed communicator.
-  void abandon() { abandoned_ = true; }
+  // Its registrations are closed, so no key it sent lets a peer write into our memory any more.
+  void abandon();
   const Registrations& registrations() const { return *regs_; }
+  // Whether transfers may be one-sided here: the provider writes into registered memory with
+  // 8 bytes of remote completion data, and can inject a clear-to-send.
+  bool writes() const { return writes_; }
   int64_t spin_ns() const { return spin_ns_; }
   // Our address, to be published to the peers.
   std::vector<uint8_t> name() const;
@@ -103,12 +127,29 @@ class Endpoint {
 
  private:
   Endpoint() = default;
+  static constexpr int kPeerBits = 16;  // the low tag bits on the wire: the sender's peer index
+  static uint64_t wire_tag(uint64_t tag, int sender) {
+    return (tag << kPeerBits) | uint64_t(sender);
+  }
   ssize_t post(Transfer& t);
-  // Reads completions; counts the transfers they finish.
-  Status reap(const PeerName& who, size_t* finished);
+  // Reads completions; counts the transfers of `batch` they finish.
+  Status reap(std::span<Transfer> batch, const PeerName& who, size_t* finished);
   // A receive matched a message whose ignored tag bits differ from its own: a peer in another
   // call, reported with the owner's mismatch text.
   static bool another_call(const Transfer& t, uint64_t theirs);
+
+  // The one-sided protocol (net/one_sided.cc).
+  // Before posting: the receiver's clear-to-send (its registration's address and key), the
+  // sender's registration of the one it will receive.
+  Status prepare_one_sided(Transfer& t);
+  // Posts the first step: the receiver injects its clear-to-send, the sender posts a receive
+  // for it.
+  ssize_t post_one_sided(Transfer& t);
+  // Posts the writes whose clear-to-send has come; counts them in `posted`.
+  Status post_writes(std::span<Transfer> batch, size_t* posted);
+  // A completion of a one-sided transfer's step. `finished` counts what it finishes.
+  Status one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer> batch, const PeerName& who,
+                        size_t* finished);
   Status another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const;
   // poll()'s read: marks the transfers completions finish; false when there were none.
   bool read_async();
@@ -132,6 +173,7 @@ class Endpoint {
   bool yield_ = false;
   int wait_fd_ = -1;  // the completion queue's descriptor to sleep on, if it has one
   bool abandoned_ = false;
+  bool writes_ = false;
 };
 
 }  // namespace stratacl::net

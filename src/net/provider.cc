@@ -17,13 +17,13 @@ namespace {
 
 constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
 
-// What we ask for: reliable datagrams with tagged messages, and every MR mode bit we honour
-// (net/registrations.h): local descriptors, virtual addresses, allocated and bound memory,
-// provider keys.
-InfoPtr hints() {
+// What we ask for: reliable datagrams with tagged messages and, if `rma`, writes into registered
+// memory (net/one_sided.cc); and every MR mode bit we honour (net/registrations.h): local
+// descriptors, virtual addresses, allocated and bound memory, provider keys.
+InfoPtr hints(bool rma) {
   InfoPtr h(fi_allocinfo());
   h->ep_attr->type = FI_EP_RDM;
-  h->caps = FI_MSG | FI_TAGGED;
+  h->caps = FI_MSG | FI_TAGGED | (rma ? FI_RMA | FI_WRITE | FI_REMOTE_WRITE : 0);
   h->mode = FI_CONTEXT;
   h->domain_attr->mr_mode =
       FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
@@ -51,12 +51,17 @@ void default_eager_limit(const std::string& prov) {
   });
 }
 
+// Providers with writes into registered memory first; where none has them, messages alone.
 Result<InfoPtr> getinfo(const std::string& prov) {
   default_eager_limit(prov);
-  InfoPtr h = hints();
-  if (!prov.empty()) h->fabric_attr->prov_name = strdup(prov.c_str());
   fi_info* list = nullptr;
-  const int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, h.get(), &list);
+  int rc = 0;
+  for (const bool rma : {true, false}) {
+    InfoPtr h = hints(rma);
+    if (!prov.empty()) h->fabric_attr->prov_name = strdup(prov.c_str());
+    rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, h.get(), &list);
+    if (rc == 0) break;
+  }
   if (rc != 0) {
     return Errorf(sclSystemError, "libfabric offers no provider%s%s for tagged RDM messages: %s",
                   prov.empty() ? "" : " named ", prov.c_str(), fi_strerror(-rc));

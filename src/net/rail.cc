@@ -1,18 +1,21 @@
 #include "net/rail.h"
 
+#include "fabric/heap.h"
 #include "reduce/reduce.h"
 
 namespace stratacl::net {
 namespace {
 
-// A tag (48 bits, see Endpoint): the space in the top two (rail batches, world batches,
+// A tag (47 bits, see Endpoint): the space in the top two (rail batches, world batches,
 // point-to-point), then the call (begin(): its kind in 4 bits, an argument hash in 18), then the
-// batch number in 24, which may wrap: batches of one space complete in order, so no message can
-// be 2^24 batches old. Point-to-point tags use all 46 bits below the space for their number.
-constexpr uint64_t kWorldTags = uint64_t(1) << 46;
-constexpr uint64_t kP2PTags = uint64_t(2) << 46;
+// batch number in 23, which may wrap: batches of one space complete in order, so no message can
+// be 2^23 batches old. Point-to-point tags use all 45 bits below the space for their number.
+constexpr uint64_t kWorldTags = uint64_t(1) << 45;
+constexpr uint64_t kP2PTags = uint64_t(2) << 45;
 constexpr uint64_t kTagMask = kWorldTags - 1;
-constexpr int kBatchBits = 24, kArgsBits = 18, kKindBits = 4;
+constexpr int kBatchBits = 23, kArgsBits = 18, kKindBits = 4;
+static_assert(kP2PTags < kClearToSendTag &&
+              kWorldTags > (uint64_t(1) << (kBatchBits + kArgsBits + kKindBits - 1)));
 constexpr uint64_t kBatchMask = (uint64_t(1) << kBatchBits) - 1;
 constexpr uint64_t kCallMask = ((uint64_t(1) << (kArgsBits + kKindBits)) - 1) << kBatchBits;
 
@@ -74,7 +77,14 @@ Status Rail::run_tagged(std::span<Transfer> batch, const Deadline& d) {
   return ep_->run(batch, d, stop_, [this](int w) { return who(w); });
 }
 
+Rail::~Rail() { release_scratch(); }
+
 Status Rail::run(std::span<Transfer> batch, const Deadline& d) {
+  // Sizes on the rail follow from the call's arguments, whose hash the tags check, so both
+  // sides of a transfer choose alike.
+  for (Transfer& t : batch) {
+    t.one_sided = one_sided_min_ >= 0 && t.bytes > 0 && t.bytes >= uint64_t(one_sided_min_);
+  }
   return run_signed(batch, call_ | (++tag_ & kBatchMask), d);
 }
 
@@ -100,9 +110,20 @@ Status Rail::point_to_point(std::span<Transfer> batch, const Deadline& d) {
   return run_tagged(batch, d);
 }
 
-char* Rail::scratch(size_t bytes) {
-  if (scratch_.size() < bytes) scratch_.resize(bytes);
-  return scratch_.data();
+Result<char*> Rail::scratch(size_t bytes) {
+  if (scratch_bytes_ >= bytes) return scratch_;
+  release_scratch();
+  Result<Heap*> heap = Heap::instance();
+  if (!heap.ok()) return heap.status();
+  Result<void*> p = (*heap)->allocate(bytes);
+  if (!p.ok()) return p.status();
+  scratch_ = static_cast<char*>(*p), scratch_bytes_ = bytes;
+  return scratch_;
+}
+
+void Rail::release_scratch() {
+  if (scratch_) (void)(*Heap::instance())->release(scratch_);
+  scratch_ = nullptr, scratch_bytes_ = 0;
 }
 
 Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
@@ -115,7 +136,9 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
   auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
   auto at = [&](int c) { return buf + first(c) * es; };
   const int next = peer((h + 1) % H), prev = peer((h + H - 1) % H);
-  char* tmp = scratch(bytes(H - 1) + es);
+  Result<char*> scratched = scratch(bytes(H - 1) + es);
+  if (!scratched.ok()) return scratched.status();
+  char* tmp = *scratched;
   // Reduce-scatter: after step s, chunk (h - s - 1) holds the sum over s + 2 hosts.
   for (int s = 0; s + 1 < H; ++s) {
     const int out = (h - s + H) % H, in = (h - s - 1 + H) % H;
@@ -166,7 +189,9 @@ Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t coun
                             sclRedOp_t op, const Deadline& d) {
   const int H = topo_.hosts, me = topo_.host;
   const size_t bytes = count * reduce::dtype_size(dt);
-  char* in = scratch(bytes * size_t(H));
+  Result<char*> scratched = scratch(bytes * size_t(H));
+  if (!scratched.ok()) return scratched.status();
+  char* in = *scratched;
   std::vector<Transfer> batch;
   for (int h = 0; h < H; ++h) {
     if (h == me) continue;
@@ -188,7 +213,9 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
     Transfer t = send_to(peer(root), mine, bytes);
     return run(std::span(&t, 1), d);
   }
-  char* in = scratch(bytes * size_t(H));
+  Result<char*> scratched = scratch(bytes * size_t(H));
+  if (!scratched.ok()) return scratched.status();
+  char* in = *scratched;
   std::vector<Transfer> batch;
   for (int h = 0; h < H; ++h) {
     if (h != root) batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));

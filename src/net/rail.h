@@ -25,8 +25,14 @@ class Rail {
   // `call_name` names a call kind of begin() in errors.
   Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
        const char* (*call_name)(uint32_t kind));
+  ~Rail();
+  Rail(const Rail&) = delete;
+  Rail& operator=(const Rail&) = delete;
   const Topology& topology() const { return topo_; }
   const Endpoint& endpoint() const { return *ep_; }
+  // Rail transfers of at least `bytes` go one-sided from now on (-1: none; at first, none).
+  // Every rank of the rail must set the same value at the same point: the owner agrees on it.
+  void set_one_sided_min(int64_t bytes) { one_sided_min_ = ep_->writes() ? bytes : -1; }
   // Before the rail goes: lets small sends the provider still holds leave (Endpoint::flush).
   void flush() { ep_->flush(kFlushNs); }
   static constexpr int64_t kFlushNs = 10 * 1000 * 1000;
@@ -78,7 +84,9 @@ class Rail {
   Status run(std::span<Transfer> batch, const Deadline& d);
   // Tags the batch with `tag` (its space, the call, its number) and runs it.
   Status run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d);
-  char* scratch(size_t bytes);
+  // Received parts wait here: heap memory, so its registration is made once and kept.
+  Result<char*> scratch(size_t bytes);
+  void release_scratch();
 
   std::unique_ptr<Endpoint> ep_;
   Topology topo_;
@@ -88,7 +96,10 @@ class Rail {
   uint64_t tag_ = 0;                       // rail batches
   uint64_t world_tag_ = 0;                 // exchange() batches
   std::vector<uint64_t> sent_, received_;  // point-to-point, per world rank
-  std::vector<char> scratch_;
+  char* scratch_ = nullptr;
+  size_t scratch_bytes_ = 0;
+  // Rail transfers of at least this many bytes are one-sided (net/one_sided.cc); -1: none.
+  int64_t one_sided_min_ = -1;
 };
 
 }  // namespace stratacl::net

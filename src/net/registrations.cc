@@ -9,15 +9,19 @@
 
 namespace stratacl::net {
 
-Registrations::~Registrations() {
+Registrations::~Registrations() { close_all(); }
+
+void Registrations::close_all() {
   end_batch();
   for (auto& [range, held] : heap_) fi_close(&held.mr->fid);
+  heap_.clear();
 }
 
 Result<fid_mr*> Registrations::reg(const void* p, size_t bytes) {
   fid_mr* mr = nullptr;
   // Keys must be unique in the domain where the provider does not choose them (FI_MR_PROV_KEY).
-  int rc = fi_mr_reg(domain_, p, bytes, FI_SEND | FI_RECV, 0, ++next_key_, 0, &mr, nullptr);
+  const uint64_t access = FI_SEND | FI_RECV | (remote_ ? FI_WRITE | FI_REMOTE_WRITE : 0);
+  int rc = fi_mr_reg(domain_, p, bytes, access, 0, ++next_key_, 0, &mr, nullptr);
   if (rc == 0 && ep_) {
     rc = fi_mr_bind(mr, &ep_->fid, 0);
     if (rc == 0) rc = fi_mr_enable(mr);
@@ -30,13 +34,14 @@ Result<fid_mr*> Registrations::reg(const void* p, size_t bytes) {
   return mr;
 }
 
-Result<void*> Registrations::desc(const void* p, size_t bytes) {
-  if (bytes == 0) return static_cast<void*>(nullptr);
+Result<Registrations::Region> Registrations::region(const void* p, size_t bytes, bool needed) {
+  if (bytes == 0) return Region{nullptr, nullptr};
   Result<Heap*> heap = Heap::instance();
   if (heap.ok() && (*heap)->contains(p, bytes)) {
     const uint64_t off = (*heap)->offset_of(p);
     const std::pair<uint64_t, uint64_t> range{off / kChunkBytes, (off + bytes - 1) / kChunkBytes};
     const uint64_t punches = (*heap)->punches();
+    const char* first = (*heap)->base() + range.first * kChunkBytes;
     auto it = heap_.find(range);
     if (it != heap_.end() && it->second.punches != punches) {
       fi_close(&it->second.mr->fid);  // pages of the range may have been replaced
@@ -44,19 +49,34 @@ Result<void*> Registrations::desc(const void* p, size_t bytes) {
       it = heap_.end();
     }
     if (it == heap_.end()) {
-      const uint64_t first = range.first * kChunkBytes;
       const uint64_t end = std::min((range.second + 1) * kChunkBytes, (*heap)->capacity());
-      Result<fid_mr*> mr = reg((*heap)->base() + first, end - first);
+      Result<fid_mr*> mr = reg(first, end - range.first * kChunkBytes);
       if (!mr.ok()) return mr.status();
       it = heap_.emplace(range, Held{*mr, punches}).first;
     }
-    return fi_mr_desc(it->second.mr);
+    return Region{it->second.mr, first};
   }
-  if (!local_required_) return static_cast<void*>(nullptr);
+  if (!needed) return Region{nullptr, nullptr};
   Result<fid_mr*> mr = reg(p, bytes);
   if (!mr.ok()) return mr.status();
   temporary_.push_back(*mr);
-  return fi_mr_desc(*mr);
+  return Region{*mr, static_cast<const char*>(p)};
+}
+
+Result<void*> Registrations::desc(const void* p, size_t bytes) {
+  Result<Region> r = region(p, bytes, (mr_mode_ & FI_MR_LOCAL) != 0);
+  if (!r.ok()) return r.status();
+  return r->mr ? fi_mr_desc(r->mr) : nullptr;
+}
+
+Result<Registrations::Remote> Registrations::remote(const void* p, size_t bytes) {
+  Result<Region> r = region(p, bytes, true);
+  if (!r.ok()) return r.status();
+  if (!r->mr) return Remote{0, 0};  // nothing to write
+  const auto* c = static_cast<const char*>(p);
+  return Remote{
+      (mr_mode_ & FI_MR_VIRT_ADDR) ? reinterpret_cast<uint64_t>(c) : uint64_t(c - r->start),
+      fi_mr_key(r->mr)};
 }
 
 void Registrations::end_batch() {

@@ -9,6 +9,9 @@
 //  - Foreign memory needs no registration where the provider does not demand it (tcp); where it
 //    does (FI_MR_LOCAL: verbs), it is registered for the batch and released after it: the
 //    buffer-centric cost, paid only by buffers not on the heap.
+//  - Where the endpoint writes one-sided (net/one_sided.cc), registrations also allow peers'
+//    writes, and remote() gives the key and address a peer writes with: from the heap's kept
+//    registration, or, for foreign memory, one made for the batch.
 #pragma once
 
 #include <rdma/fi_domain.h>
@@ -26,31 +29,49 @@ class Registrations {
  public:
   static constexpr uint64_t kChunkBytes = uint64_t(64) << 20;
 
-  // `local_required`: the provider needs a descriptor for every buffer (FI_MR_LOCAL); `ep`:
-  // bind registrations to it (FI_MR_ENDPOINT), or null.
-  Registrations(fid_domain* domain, fid_ep* ep, bool local_required)
-      : domain_(domain), ep_(ep), local_required_(local_required) {}
+  // `mr_mode`: the provider's bits (FI_MR_LOCAL: every buffer needs a descriptor; VIRT_ADDR:
+  // peers address registered memory by its virtual address, else by the offset in the
+  // registration); `ep`: bind registrations to it (FI_MR_ENDPOINT), or null; `remote`: peers
+  // may write into registrations.
+  Registrations(fid_domain* domain, fid_ep* ep, int mr_mode, bool remote)
+      : domain_(domain), ep_(ep), mr_mode_(mr_mode), remote_(remote) {}
   ~Registrations();
   Registrations(const Registrations&) = delete;
   Registrations& operator=(const Registrations&) = delete;
 
   // The descriptor to pass with a transfer of [p, p + bytes): nullptr when none is needed.
   Result<void*> desc(const void* p, size_t bytes);
+  // What a peer writes [p, p + bytes) with (only where constructed `remote`).
+  struct Remote {
+    uint64_t addr, key;
+  };
+  Result<Remote> remote(const void* p, size_t bytes);
   // Releases the batch's temporary registrations (foreign memory).
   void end_batch();
+  // Closes every registration, which revokes every key a peer was given; the ones needed later
+  // are made again.
+  void close_all();
 
   // For tests and scl-info: registrations of heap chunk ranges held now.
   size_t heap_registrations() const { return heap_.size(); }
 
  private:
   Result<fid_mr*> reg(const void* p, size_t bytes);
+  // The registration covering [p, p + bytes) and where it starts: the heap's, kept; else one for
+  // the batch if `needed`; else none (a null mr).
+  struct Region {
+    fid_mr* mr;
+    const char* start;
+  };
+  Result<Region> region(const void* p, size_t bytes, bool needed);
   struct Held {
     fid_mr* mr;
     uint64_t punches;  // the heap's punch count when it was made
   };
   fid_domain* domain_;
   fid_ep* ep_;
-  bool local_required_;
+  int mr_mode_;
+  bool remote_;
   std::map<std::pair<uint64_t, uint64_t>, Held> heap_;  // [first, last] chunk -> registration
   std::vector<fid_mr*> temporary_;
   uint64_t next_key_ = 0;

@@ -63,7 +63,7 @@ int run_cycles(int cycles);
 int run_cma_refused();
 // Ranks started with different STRATACL_EAGER_MAX_BYTES (set by the ctest entry): init must
 // fail on every rank, naming the variable.
-int run_settings_disagree();
+int run_settings_disagree(const char* expected_text);
 int run_fork_child();
 int run_read_only_heaps();
 int run_abort_blocked(int iterations);

@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
   if (which == "never_arrives") return fault::run_peer_never_arrives();
   if (which == "abort") return fault::run_abort();
   if (which == "cma_refused") return fault::run_cma_refused();
-  if (which == "settings_disagree") return fault::run_settings_disagree();
+  if (which == "settings_disagree") {
+    return fault::run_settings_disagree(argc > 2 ? argv[2] : "STRATACL_EAGER_MAX_BYTES is");
+  }
   if (which == "fork_child") return fault::run_fork_child();
   if (which == "read_only_heaps") return fault::run_read_only_heaps();
   if (which == "init_interference") return fault::run_init_interference();
@@ -44,7 +46,7 @@ int main(int argc, char** argv) {
       stderr,
       "usage: fault_tests bad_arguments|mismatch|moe_bad_arguments|moe_mismatch|kill VICTIM "
       "[allreduce|alltoall|stream|moe|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
-      "cma_refused|settings_disagree|fork_child|read_only_heaps|abort_blocked "
+      "cma_refused|settings_disagree [TEXT]|fork_child|read_only_heaps|abort_blocked "
       "N|init_interference|\n"
       "failed_init|split_failure|call_deadline|stop_culprit|p2p_slot_status N|send_abort N|\n"
       "host_loss LOST_S [abort|stall]\n");

@@ -11,6 +11,7 @@
 #include "fabric/heap.h"
 #include "net/endpoint.h"
 #include "net/heartbeat.h"
+#include "net/provider.h"
 #include "net/topology.h"
 
 using namespace stratacl;
@@ -115,6 +116,65 @@ TEST(Endpoint, AMessageOfTheWrongSizeIsAnErrorNamingThePeer) {
   EXPECT_EQ(s.code(), sclRemoteError);
   EXPECT_NE(s.message().find("peer 0 sent 100 bytes where 200 were expected"), std::string::npos)
       << s.message();
+}
+
+Transfer one_sided(bool send, void* buf, size_t bytes, uint64_t tag) {
+  Transfer t = transfer(send, buf, bytes, tag);
+  t.one_sided = true;
+  return t;
+}
+
+TEST(Endpoint, WritesOneSidedIntoHeapAndForeignMemoryBesideTaggedMessages) {
+  Self self;
+  ASSERT_TRUE(self.ep);
+  ASSERT_TRUE(self.ep->writes()) << describe(self.ep->info());  // tcp;ofi_rxm writes
+  Heap* heap = *Heap::instance();
+  const size_t bytes = (5 << 20) + 3;  // not a multiple of anything
+  char* src = static_cast<char*>(*heap->allocate(bytes));
+  char* dst = static_cast<char*>(*heap->allocate(bytes));
+  std::vector<char> foreign(bytes), small_src(1000), small_dst(1000);
+  size_t held = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < bytes; ++i) src[i] = char(i * 13 + size_t(round));
+    for (size_t i = 0; i < small_src.size(); ++i) small_src[i] = char(i + size_t(round));
+    std::memset(dst, 0, bytes);
+    std::fill(foreign.begin(), foreign.end(), 0);
+    std::fill(small_dst.begin(), small_dst.end(), 0);
+    // Same tag for all: clear-to-sends must never match the tagged message, nor it them.
+    const uint64_t tag = 40 + uint64_t(round);
+    std::vector<Transfer> batch{one_sided(false, dst, bytes, tag),
+                                one_sided(true, src, bytes, tag),
+                                transfer(false, small_dst.data(), 1000, tag),
+                                transfer(true, small_src.data(), 1000, tag),
+                                one_sided(false, foreign.data(), bytes, tag),
+                                one_sided(true, src, bytes, tag)};
+    Status s = self.run(batch, 10000);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(std::memcmp(src, dst, bytes), 0) << "round " << round;
+    ASSERT_EQ(std::memcmp(src, foreign.data(), bytes), 0) << "round " << round;
+    ASSERT_EQ(small_src, small_dst) << "round " << round;
+    // The heap's registrations are made in the first round and kept.
+    if (round == 0) held = self.ep->registrations().heap_registrations();
+    EXPECT_EQ(self.ep->registrations().heap_registrations(), held);
+  }
+  EXPECT_GE(held, 1u);
+  ASSERT_TRUE(heap->release(src).ok());
+  ASSERT_TRUE(heap->release(dst).ok());
+}
+
+TEST(Endpoint, AOneSidedTransferOfTheWrongSizeIsAnErrorNamingThePeerAndWritesNothing) {
+  Self self;
+  ASSERT_TRUE(self.ep);
+  std::vector<char> small(100, 'x'), big(200, 'y');
+  std::vector<Transfer> batch{one_sided(false, small.data(), small.size(), 3),
+                              one_sided(true, big.data(), big.size(), 3)};
+  Status s = self.run(batch, 5000);
+  EXPECT_EQ(s.code(), sclInvalidUsage);
+  EXPECT_NE(s.message().find("peer 0 expects 100 bytes where this rank sends 200"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(small, std::vector<char>(100, 'x'));
+  EXPECT_TRUE(self.ep->closed());
 }
 
 namespace {
