@@ -57,8 +57,9 @@ Result<std::unique_ptr<Endpoint>> Endpoint::open(int64_t spin_ns, bool yield) {
   const int mr_mode = i->domain_attr->mr_mode;
   e->writes_ = (i->caps & FI_RMA) && i->domain_attr->cq_data_size >= sizeof(uint64_t) &&
                i->tx_attr->inject_size >= sizeof(ClearToSend);
-  e->regs_ = std::make_unique<Registrations>(
-      e->domain_, (mr_mode & FI_MR_ENDPOINT) ? e->ep_ : nullptr, mr_mode, e->writes_);
+  e->regs_ =
+      std::make_unique<Registrations>(e->domain_, (mr_mode & FI_MR_ENDPOINT) ? e->ep_ : nullptr,
+                                      mr_mode, i->domain_attr->mr_key_size, e->writes_);
   return e;
 }
 

@@ -3,6 +3,9 @@
 // its own share of the inter-host traffic in parallel. Each operation here is one inter-host
 // algorithm over the rail's endpoint; every rank of the rail calls the same ones in the same
 // order, and each batch gets a fresh tag, so a message can never match another call's receive.
+// Transfers from set_one_sided_min()'s size on are written one-sided into the receiver's
+// registered buffer (net/one_sided.cc); exchange() and point_to_point() stay messages, as the two
+// ends of their transfers may disagree on sizes.
 #pragma once
 
 #include <cstddef>

@@ -4,6 +4,7 @@
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <random>
 
 #include "fabric/heap.h"
 
@@ -19,9 +20,18 @@ void Registrations::close_all() {
 
 Result<fid_mr*> Registrations::reg(const void* p, size_t bytes) {
   fid_mr* mr = nullptr;
-  // Keys must be unique in the domain where the provider does not choose them (FI_MR_PROV_KEY).
+  // Where the provider does not choose keys (no FI_MR_PROV_KEY) we do: random ones, unique in the
+  // domain (a clash is refused with FI_ENOKEY and drawn again), so that a stranger who can reach
+  // the endpoint cannot guess one and write into our memory. `key_size` may be under 8 bytes.
   const uint64_t access = FI_SEND | FI_RECV | (remote_ ? FI_WRITE | FI_REMOTE_WRITE : 0);
-  int rc = fi_mr_reg(domain_, p, bytes, access, 0, ++next_key_, 0, &mr, nullptr);
+  const size_t key_bits = std::min<size_t>(64, 8 * key_size_);
+  const uint64_t key_mask = key_bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << key_bits) - 1;
+  std::random_device random;  // the kernel's: registrations are rare (once per chunk range)
+  int rc = -FI_ENOKEY;
+  for (int tries = 0; rc == -FI_ENOKEY && tries < 8; ++tries) {
+    const uint64_t key = (uint64_t(random()) << 32 | random()) & key_mask;
+    rc = fi_mr_reg(domain_, p, bytes, access, 0, key, 0, &mr, nullptr);
+  }
   if (rc == 0 && ep_) {
     rc = fi_mr_bind(mr, &ep_->fid, 0);
     if (rc == 0) rc = fi_mr_enable(mr);

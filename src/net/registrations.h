@@ -32,9 +32,9 @@ class Registrations {
   // `mr_mode`: the provider's bits (FI_MR_LOCAL: every buffer needs a descriptor; VIRT_ADDR:
   // peers address registered memory by its virtual address, else by the offset in the
   // registration); `ep`: bind registrations to it (FI_MR_ENDPOINT), or null; `remote`: peers
-  // may write into registrations.
-  Registrations(fid_domain* domain, fid_ep* ep, int mr_mode, bool remote)
-      : domain_(domain), ep_(ep), mr_mode_(mr_mode), remote_(remote) {}
+  // may write into registrations; `key_size`: the provider's key size in bytes.
+  Registrations(fid_domain* domain, fid_ep* ep, int mr_mode, size_t key_size, bool remote)
+      : domain_(domain), ep_(ep), mr_mode_(mr_mode), key_size_(key_size), remote_(remote) {}
   ~Registrations();
   Registrations(const Registrations&) = delete;
   Registrations& operator=(const Registrations&) = delete;
@@ -71,10 +71,10 @@ class Registrations {
   fid_domain* domain_;
   fid_ep* ep_;
   int mr_mode_;
+  size_t key_size_;
   bool remote_;
   std::map<std::pair<uint64_t, uint64_t>, Held> heap_;  // [first, last] chunk -> registration
   std::vector<fid_mr*> temporary_;
-  uint64_t next_key_ = 0;
 };
 
 }  // namespace stratacl::net
