@@ -212,8 +212,9 @@ void Endpoint::sleep(int ms, int wake_fd) {
 }
 
 bool Endpoint::another_call(const Transfer& t, uint64_t theirs) {
-  const bool receiving = !t.send || t.stage == Transfer::kAwaitingClearToSend;
-  return receiving && ((theirs ^ t.tag) & t.ignore) != 0;
+  const bool cts = t.stage == Transfer::kAwaitingClearToSend;
+  const uint64_t expected = t.tag | (cts ? kClearToSendTag : 0);
+  return (!t.send || cts) && ((theirs ^ expected) & t.ignore) != 0;
 }
 
 Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const {

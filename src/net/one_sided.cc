@@ -43,6 +43,7 @@ ssize_t Endpoint::post_one_sided(Transfer& t) {
   } else {
     rc = fi_tinject(ep_, &t.cts, sizeof t.cts, peer, wire_tag(t.tag | kClearToSendTag, self_));
     if (rc == 0) t.stage = Transfer::kAwaitingWrite;
+    if (rc == 0 && t.bytes == 0) t.done = true;  // nothing to write: the clear-to-send says all
   }
   return rc;
 }
@@ -84,6 +85,11 @@ Status Endpoint::one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer>
     return Errorf(sclInvalidUsage, "%s expects %zu bytes where this rank sends %zu",
                   who(t->peer).c_str(), size_t(e.len == sizeof t->cts ? t->cts.bytes : 0),
                   t->bytes);
+  }
+  if (t->bytes == 0) {  // nothing to write into an empty buffer
+    t->done = true;
+    ++*finished;
+    return Status::Ok();
   }
   t->stage = Transfer::kReadyToWrite;
   return Status::Ok();

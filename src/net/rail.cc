@@ -79,23 +79,26 @@ Status Rail::run_tagged(std::span<Transfer> batch, const Deadline& d) {
 
 Rail::~Rail() { release_scratch(); }
 
-Status Rail::run(std::span<Transfer> batch, const Deadline& d) {
-  // Sizes on the rail follow from the call's arguments, whose hash the tags check, so both
-  // sides of a transfer choose alike.
-  for (Transfer& t : batch) {
-    t.one_sided = one_sided_min_ >= 0 && t.bytes > 0 && t.bytes >= uint64_t(one_sided_min_);
-  }
-  return run_signed(batch, call_ | (++tag_ & kBatchMask), d);
+bool Rail::one_sided(size_t bytes) const {
+  return one_sided_min_ >= 0 && bytes >= uint64_t(one_sided_min_);
+}
+
+Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
+  // One kind per batch, so a receive may match a message of either kind (clear-to-send or
+  // data): one of the other kind can only be another call's, and is reported as such.
+  for (Transfer& t : batch) t.one_sided = one_sided;
+  return run_signed(batch, call_ | (++tag_ & kBatchMask), kClearToSendTag, d);
 }
 
 Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
-  return run_signed(batch, kWorldTags | call_ | (++world_tag_ & kBatchMask), d);
+  return run_signed(batch, kWorldTags | call_ | (++world_tag_ & kBatchMask), 0, d);
 }
 
-Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d) {
+Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore,
+                        const Deadline& d) {
   for (Transfer& t : batch) {
     t.tag = tag;
-    t.ignore = kCallMask;  // a message of another call lands, and is reported as such
+    t.ignore = kCallMask | ignore;  // a message of another call lands, and is reported as such
   }
   return run_tagged(batch, d);
 }
@@ -139,18 +142,19 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
   Result<char*> scratched = scratch(bytes(H - 1) + es);
   if (!scratched.ok()) return scratched.status();
   char* tmp = *scratched;
+  const bool os = one_sided(bytes(0));  // the smallest chunk: the same on every rank
   // Reduce-scatter: after step s, chunk (h - s - 1) holds the sum over s + 2 hosts.
   for (int s = 0; s + 1 < H; ++s) {
     const int out = (h - s + H) % H, in = (h - s - 1 + H) % H;
     Transfer batch[2] = {send_to(next, at(out), bytes(out)), recv_from(prev, tmp, bytes(in))};
-    SCL_TRY(run(batch, d));
+    SCL_TRY(run(batch, d, os));
     combine(at(in), tmp, bytes(in) / es, dt, op);
   }
   // Allgather: host h owns chunk (h + 1) in full; pass finished chunks along the ring.
   for (int s = 0; s + 1 < H; ++s) {
     const int out = (h + 1 - s + H) % H, in = (h - s + H) % H;
     Transfer batch[2] = {send_to(next, at(out), bytes(out)), recv_from(prev, at(in), bytes(in))};
-    SCL_TRY(run(batch, d));
+    SCL_TRY(run(batch, d, os));
   }
   return Status::Ok();
 }
@@ -170,7 +174,7 @@ Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadli
     batch.push_back(send_to(peer(h), blocks[size_t(topo_.host)], bytes));
     batch.push_back(recv_from(peer(h), blocks[size_t(h)], bytes));
   }
-  return run(batch, d);
+  return run(batch, d, one_sided(bytes));
 }
 
 Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d) {
@@ -182,7 +186,7 @@ Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d) {
   } else {
     batch.push_back(recv_from(peer(root), buf, bytes));
   }
-  return run(batch, d);
+  return run(batch, d, one_sided(bytes));
 }
 
 Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,
@@ -198,7 +202,7 @@ Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t coun
     batch.push_back(send_to(peer(h), parts[size_t(h)], bytes));
     batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
   }
-  SCL_TRY(run(batch, d));
+  SCL_TRY(run(batch, d, one_sided(bytes)));
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(h == me ? parts[size_t(me)] : in + size_t(h) * bytes);
   reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
@@ -211,7 +215,7 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
   const size_t bytes = count * reduce::dtype_size(dt);
   if (topo_.host != root) {
     Transfer t = send_to(peer(root), mine, bytes);
-    return run(std::span(&t, 1), d);
+    return run(std::span(&t, 1), d, one_sided(bytes));
   }
   Result<char*> scratched = scratch(bytes * size_t(H));
   if (!scratched.ok()) return scratched.status();
@@ -220,7 +224,7 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
   for (int h = 0; h < H; ++h) {
     if (h != root) batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
   }
-  SCL_TRY(run(batch, d));
+  SCL_TRY(run(batch, d, one_sided(bytes)));
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(h == root ? mine : in + size_t(h) * bytes);
   reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
@@ -234,7 +238,7 @@ Status Rail::barrier(const Deadline& d) {
     batch.push_back(send_to(peer(h), nullptr, 0));
     batch.push_back(recv_from(peer(h), nullptr, 0));
   }
-  return run(batch, d);
+  return run(batch, d, false);
 }
 
 }  // namespace stratacl::net

@@ -84,9 +84,15 @@ class Rail {
                           const Deadline& d);
   // Runs a batch whose transfers already carry their tags.
   Status run_tagged(std::span<Transfer> batch, const Deadline& d);
-  Status run(std::span<Transfer> batch, const Deadline& d);
-  // Tags the batch with `tag` (its space, the call, its number) and runs it.
-  Status run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d);
+  // A rail batch, its transfers one-sided or all messages.
+  Status run(std::span<Transfer> batch, const Deadline& d, bool one_sided);
+  // Whether an operation whose transfers are about `bytes` each goes one-sided: decided per
+  // operation from a size every rank computes alike from the call's arguments (whose hash the
+  // tags check), never per transfer, so that every batch holds one kind only.
+  bool one_sided(size_t bytes) const;
+  // Tags the batch with `tag` (its space, the call, its number) and runs it; receives also
+  // ignore the tag bits `ignore` when matching, and compare them after.
+  Status run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore, const Deadline& d);
   // Received parts wait here: heap memory, so its registration is made once and kept.
   Result<char*> scratch(size_t bytes);
   void release_scratch();

@@ -11,9 +11,10 @@
 //   - splits: one rank per host (the child spans hosts), one host per child, and keys that
 //     interleave hosts (refused with sclInvalidUsage; the parent goes on).
 //   - mismatched calls that only the network can see (each host's ranks agree among themselves):
-//     another collective, or the same one with another op. On a child of all ranks, every rank's
-//     call must fail within seconds, one at least with sclInvalidUsage naming the mismatch, and
-//     the parent goes on.
+//     another collective, the same one with another op, or with a count large enough to go
+//     one-sided on the other hosts only (clear-to-sends meet messages). On a child of all ranks,
+//     every rank's call must fail within seconds, one at least with sclInvalidUsage naming the
+//     mismatch, and the parent goes on.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -104,9 +105,11 @@ void splits(const Comm& w, Tally& tally, RunOn&& run_on) {
 void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   const char* per = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
   const bool host0 = w.rank < (per ? std::atoi(per) : 1);
-  const size_t count = 1000;
-  std::vector<int32_t> buf(count, 1);
-  for (const char* what : {"allreduce vs broadcast", "sum vs max"}) {
+  // "large vs small": the other hosts' allreduce is large enough to go one-sided at the
+  // default threshold, so their clear-to-sends meet this host's messages.
+  const size_t count = 1000, large = size_t(4) << 20;
+  std::vector<int32_t> buf(large, 1);
+  for (const char* what : {"allreduce vs broadcast", "sum vs max", "large vs small"}) {
     sclComm_t child = nullptr;
     MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
     const double t0 = now();
@@ -115,7 +118,8 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
       r = sclBroadcast(buf.data(), buf.data(), count, sclInt32, 0, child, nullptr);
     } else {
       const sclRedOp_t op = what[0] == 's' && !host0 ? sclMax : sclSum;
-      r = sclAllReduce(buf.data(), buf.data(), count, sclInt32, op, child, nullptr);
+      const size_t n = what[0] == 'l' && !host0 ? large : count;
+      r = sclAllReduce(buf.data(), buf.data(), n, sclInt32, op, child, nullptr);
     }
     const double took = now() - t0;
     const std::string msg = sclGetLastError(child);
