@@ -165,6 +165,7 @@ bool Endpoint::read_async() {
   const ssize_t n = fi_cq_read(cq_, entries, 16);
   for (ssize_t k = 0; k < n; ++k) {
     auto* t = static_cast<Transfer*>(entries[k].op_context);
+    if (!t) continue;  // no transfer of ours (the heartbeat's endpoint is written by nobody)
     t->tag = entries[k].tag >> kPeerBits;
     t->done = true;
   }
@@ -211,10 +212,21 @@ void Endpoint::sleep(int ms, int wake_fd) {
   nanosleep(&ts, nullptr);
 }
 
+uint64_t Endpoint::expected_tag(const Transfer& t) {
+  if (!t.one_sided) return t.tag;
+  return t.tag | (t.send ? kClearToSendTag : kNoticeTag);
+}
+
+uint64_t Endpoint::ignored_bits(const Transfer& t) {
+  if (!t.one_sided) return t.ignore;
+  // A clear-to-send is only ever one; a notice's receive may also meet a message of data (which
+  // is then another call's), but never a clear-to-send.
+  return t.ignore & ~(t.send ? kKindTags : kClearToSendTag);
+}
+
 bool Endpoint::another_call(const Transfer& t, uint64_t theirs) {
-  const bool cts = t.stage == Transfer::kAwaitingClearToSend;
-  const uint64_t expected = t.tag | (cts ? kClearToSendTag : 0);
-  return (!t.send || cts) && ((theirs ^ expected) & t.ignore) != 0;
+  const bool receiving = !t.send || t.stage == Transfer::kAwaitingClearToSend;
+  return receiving && ((theirs ^ expected_tag(t)) & ignored_bits(t)) != 0;
 }
 
 Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const {
@@ -222,15 +234,17 @@ Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const Pe
                 mismatch_ ? mismatch_(theirs, t.tag).c_str() : "is in another call");
 }
 
-Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* finished) {
+Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* finished,
+                      size_t* events) {
   fi_cq_tagged_entry entries[16];
   const ssize_t n = fi_cq_read(cq_, entries, 16);
   if (n > 0) {
+    *events += size_t(n);
     for (ssize_t k = 0; k < n; ++k) {
       auto* t = static_cast<Transfer*>(entries[k].op_context);
       const uint64_t theirs = entries[k].tag >> kPeerBits;
       if (t && another_call(*t, theirs)) return another_call_error(*t, theirs, who);
-      if (!t || t->stage == Transfer::kAwaitingClearToSend) {
+      if (!t || t->one_sided) {
         SCL_TRY(one_sided_step(entries[k], batch, who, finished));
         continue;
       }
@@ -270,15 +284,16 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
   Status s;
   for (Transfer& t : batch) {
     t.stage = Transfer::kStart;
+    t.heard = t.landed = false;
     Result<void*> d = regs_->desc(t.buf, t.bytes);
     s = d.ok() ? Status::Ok() : d.status();
     if (s.ok() && t.one_sided) s = prepare_one_sided(t);
     if (!s.ok()) break;
     t.desc = *d;
   }
-  size_t writes = 0;
+  size_t writes = 0, events = 0;
   while (s.ok() && finished < batch.size()) {
-    const size_t before = finished, posted_before = posted + writes;
+    const size_t before = finished, posted_before = posted + writes, events_before = events;
     // Post what is not posted yet; a full queue (-FI_EAGAIN) drains by reaping below.
     while (posted < batch.size()) {
       batch[posted].done = false;
@@ -292,10 +307,10 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
       ++posted;
     }
     if (!s.ok()) break;
-    s = post_writes(batch, &writes);
-    if (s.ok()) s = reap(batch, who, &finished);
+    s = reap(batch, who, &finished, &events);
+    if (s.ok()) s = post_writes(batch, who, &writes);  // those whose clear-to-send just came
     if (!s.ok()) break;
-    if (finished != before || posted + writes != posted_before) {
+    if (finished != before || posted + writes != posted_before || events != events_before) {
       idle_since = now_ns();
       continue;
     }

@@ -11,7 +11,8 @@
 //
 // A transfer marked one-sided is written straight into the receiver's registered buffer
 // (net/one_sided.cc): the receiver sends a clear-to-send with the buffer's address and key, the
-// sender writes with remote completion data, and the receiver's queue reports the write.
+// sender a notice, then the sender writes with remote completion data, and the receiver's queue
+// reports the write.
 #pragma once
 
 #include <rdma/fabric.h>
@@ -43,25 +44,41 @@ struct Transfer {
   int peer = 0;         // index in connect()'s list
   void* buf = nullptr;  // sends read it, receives fill it
   size_t bytes = 0;
-  uint64_t tag = 0;  // the batch's tag (< 2^47; see kClearToSendTag); the sender's index goes below
+  uint64_t tag = 0;      // the batch's tag (< 2^46; see kKindTags); the sender's index goes below
   bool done = false;     // set by run()
   void* desc = nullptr;  // set by run(): the buffer's registration (net/registrations.h)
   // Receives: tag bits that need not match for the message to land. run() then requires them
-  // equal, or asks the endpoint's mismatch text; listen() leaves the tag matched in `tag`.
+  // equal, or asks the endpoint's mismatch text; listen() leaves the tag matched in `tag`. With
+  // kKindTags among them, a receive also matches the other kind's messages (one-sided or not),
+  // which then are another call's.
   uint64_t ignore = 0;
   bool failed = false;  // poll() only: the transfer completed with an error
   // Written one-sided (both sides must say so alike; only where Endpoint::writes()).
   bool one_sided = false;
-  // run()'s progress through the one-sided protocol: a sender waits for the clear-to-send,
-  // posts its write when it has come, then waits for the write; a receiver waits for the write.
-  enum Stage : uint8_t { kStart, kAwaitingClearToSend, kReadyToWrite, kWriting, kAwaitingWrite };
+  // run()'s progress through the one-sided protocol (net/one_sided.cc). A sender injects its
+  // notice, posts the receive of the clear-to-send, posts its write when that has come, and
+  // waits for the write. A receiver injects its clear-to-send and posts the receive of the
+  // notice; it is done when the notice has come and the write has landed.
+  enum Stage : uint8_t {
+    kStart,
+    kNoticeSent,           // sender
+    kAwaitingClearToSend,  // sender
+    kReadyToWrite,         // sender
+    kWriting,              // sender
+    kClearToSendSent,      // receiver
+    kAwaitingNotice,       // receiver
+  };
   Stage stage = kStart;
-  ClearToSend cts;           // sent by the receiver, received by the sender
+  bool heard = false, landed = false;  // receiver: the notice has come; the write has landed
+  ClearToSend cts;                     // sent by the receiver, received by the sender
   void* cts_desc = nullptr;  // the sender's registration of `cts`, where the provider wants one
 };
 
-// The tag bit of clear-to-send messages, so they never match a message of data.
+// The tag bits of the one-sided protocol's messages: a sender's notice and a receiver's
+// clear-to-send, so that neither matches a message of data unless a receive ignores them.
+constexpr uint64_t kNoticeTag = uint64_t(1) << 46;
 constexpr uint64_t kClearToSendTag = uint64_t(1) << 47;
+constexpr uint64_t kKindTags = kNoticeTag | kClearToSendTag;
 
 // What run() checks while it waits (the communicator's abort flag); and how it names a peer.
 using StopCheck = std::function<Status(int waiting_on)>;
@@ -132,22 +149,29 @@ class Endpoint {
     return (tag << kPeerBits) | uint64_t(sender);
   }
   ssize_t post(Transfer& t);
-  // Reads completions; counts the transfers of `batch` they finish.
-  Status reap(std::span<Transfer> batch, const PeerName& who, size_t* finished);
+  // Reads completions; counts the transfers of `batch` they finish, and in `events` every
+  // completion read (progress, even when it finishes nothing).
+  Status reap(std::span<Transfer> batch, const PeerName& who, size_t* finished, size_t* events);
   // A receive matched a message whose ignored tag bits differ from its own: a peer in another
   // call, reported with the owner's mismatch text.
   static bool another_call(const Transfer& t, uint64_t theirs);
+  // What the transfer's posted receive expects, and the tag bits it ignores: a data message
+  // (tag), the notice a one-sided receiver waits for (tag | kNoticeTag; it may also match data),
+  // or the clear-to-send a one-sided sender waits for (tag | kClearToSendTag, exactly).
+  static uint64_t expected_tag(const Transfer& t);
+  static uint64_t ignored_bits(const Transfer& t);
 
   // The one-sided protocol (net/one_sided.cc).
   // Before posting: the receiver's clear-to-send (its registration's address and key), the
   // sender's registration of the one it will receive.
   Status prepare_one_sided(Transfer& t);
-  // Posts the first step: the receiver injects its clear-to-send, the sender posts a receive
-  // for it.
+  // Posts the first steps (see Transfer::Stage); called again after -FI_EAGAIN, it goes on
+  // where it stopped.
   ssize_t post_one_sided(Transfer& t);
   // Posts the writes whose clear-to-send has come; counts them in `posted`.
-  Status post_writes(std::span<Transfer> batch, size_t* posted);
-  // A completion of a one-sided transfer's step. `finished` counts what it finishes.
+  Status post_writes(std::span<Transfer> batch, const PeerName& who, size_t* posted);
+  // A completion of a one-sided transfer's step (a null context: a peer's write has landed).
+  // `finished` counts what it finishes.
   Status one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer> batch, const PeerName& who,
                         size_t* finished);
   Status another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const;

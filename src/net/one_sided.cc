@@ -2,16 +2,21 @@
 //
 // Registration-on-allocation makes this cheap: the receiver's heap buffer lies in a chunk range
 // registered once, with remote writes allowed, so its clear-to-send (address, key, size) comes
-// from a registration already made, never one made for the call. The clear-to-send is a small
-// injected message on a tag bit of its own, matched like any receive: one from a peer in another
-// call is the same named error as a mismatched message, and a sender never writes more than the
-// receiver said it expects. The write carries the sender's tag as remote completion data, so
-// the receiver's completion queue says which transfer has landed; nothing else has to be sent.
+// from a registration already made, never one made for the call. The write carries the sender's
+// tag as remote completion data, so the receiver's completion queue says which transfer has
+// landed. A sender never writes more than the receiver said it expects.
+//
+// Both ends also speak first, each with a small injected message on a tag bit of its own: the
+// receiver its clear-to-send, the sender a notice. That is what lets a mismatch be named rather
+// than wait out the call's timeout: if the other end runs another call that is not one-sided, it
+// either receives our first message (a receive that ignores the kind bits matches it) or sends a
+// message that our posted receive of the notice matches. Every message is matched like any
+// receive, on sender, call and batch.
 //
 // What it gives over a tagged message: the receiver chooses where the bytes land before they
 // move (no provider-side rendezvous or bounce buffer), and over a provider that writes into
-// memory itself (verbs, efa) no receiver work at all. Memory not on the heap is registered for
-// the batch (the buffer-centric cost, as for any foreign buffer).
+// memory itself (verbs, efa) no receiver work for the data. Memory not on the heap is
+// registered for the batch (the buffer-centric cost, as for any foreign buffer).
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -34,28 +39,42 @@ Status Endpoint::prepare_one_sided(Transfer& t) {
 }
 
 ssize_t Endpoint::post_one_sided(Transfer& t) {
+  static char empty;
   const fi_addr_t peer = peers_[size_t(t.peer)];
+  const uint64_t ignore = ignored_bits(t) << kPeerBits;
   ssize_t rc = 0;
   if (t.send) {
-    rc = fi_trecv(ep_, &t.cts, sizeof t.cts, t.cts_desc, peer,
-                  wire_tag(t.tag | kClearToSendTag, t.peer), t.ignore << kPeerBits, &t.ctx);
-    if (rc == 0) t.stage = Transfer::kAwaitingClearToSend;
-  } else {
+    if (t.stage == Transfer::kStart) {
+      rc = fi_tinject(ep_, &empty, 0, peer, wire_tag(t.tag | kNoticeTag, self_));
+      if (rc == 0) t.stage = Transfer::kNoticeSent;
+    }
+    if (rc == 0 && t.stage == Transfer::kNoticeSent) {
+      rc = fi_trecv(ep_, &t.cts, sizeof t.cts, t.cts_desc, peer,
+                    wire_tag(t.tag | kClearToSendTag, t.peer), ignore, &t.ctx);
+      if (rc == 0) t.stage = Transfer::kAwaitingClearToSend;
+    }
+    return rc;
+  }
+  if (t.stage == Transfer::kStart) {
     rc = fi_tinject(ep_, &t.cts, sizeof t.cts, peer, wire_tag(t.tag | kClearToSendTag, self_));
-    if (rc == 0) t.stage = Transfer::kAwaitingWrite;
-    if (rc == 0 && t.bytes == 0) t.done = true;  // nothing to write: the clear-to-send says all
+    if (rc == 0) t.stage = Transfer::kClearToSendSent;
+  }
+  if (rc == 0 && t.stage == Transfer::kClearToSendSent) {
+    rc = fi_trecv(ep_, &empty, 0, nullptr, peer, wire_tag(t.tag | kNoticeTag, t.peer), ignore,
+                  &t.ctx);
+    if (rc == 0) t.stage = Transfer::kAwaitingNotice;
   }
   return rc;
 }
 
-Status Endpoint::post_writes(std::span<Transfer> batch, size_t* posted) {
+Status Endpoint::post_writes(std::span<Transfer> batch, const PeerName& who, size_t* posted) {
   for (Transfer& t : batch) {
     if (t.stage != Transfer::kReadyToWrite) continue;
     const ssize_t rc = fi_writedata(ep_, t.buf, t.bytes, t.desc, wire_tag(t.tag, self_),
                                     peers_[size_t(t.peer)], t.cts.addr, t.cts.key, &t.ctx);
     if (rc == -FI_EAGAIN) break;  // the queue is full, or the connection still forming
     if (rc != 0) {
-      return Errorf(sclSystemError, "libfabric: writing to peer %d: %s", t.peer,
+      return Errorf(sclSystemError, "libfabric: writing to %s: %s", who(t.peer).c_str(),
                     fi_strerror(int(-rc)));
     }
     t.stage = Transfer::kWriting;
@@ -66,25 +85,48 @@ Status Endpoint::post_writes(std::span<Transfer> batch, size_t* posted) {
 
 Status Endpoint::one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer> batch,
                                 const PeerName& who, size_t* finished) {
-  if (!e.op_context) {  // a peer's write has landed: find its transfer by the sender's tag
+  // A receiver is done once its notice has come and the write has landed (an empty one has
+  // nothing to land).
+  auto receiver_done = [finished](Transfer& t) {
+    if (t.heard && (t.landed || t.bytes == 0)) t.done = true, ++*finished;
+  };
+  if (!e.op_context) {
+    if (!(e.flags & FI_REMOTE_CQ_DATA)) {
+      return Errorf(sclSystemError, "libfabric: a completion of no transfer (flags %#llx)",
+                    static_cast<unsigned long long>(e.flags));
+    }
+    // A peer's write has landed: find its transfer by the sender's tag.
     const int sender = int(e.data & ((uint64_t(1) << kPeerBits) - 1));
     for (Transfer& t : batch) {
-      if (t.one_sided && !t.send && !t.done && t.stage == Transfer::kAwaitingWrite &&
+      if (t.one_sided && !t.send && !t.landed && t.stage >= Transfer::kClearToSendSent &&
           t.peer == sender && wire_tag(t.tag, sender) == e.data) {
-        t.done = true;
-        ++*finished;
+        t.landed = true;
+        receiver_done(t);
         return Status::Ok();
       }
     }
     return Errorf(sclRemoteError, "%s wrote into this rank where no write was expected",
                   who(sender).c_str());
   }
-  // The clear-to-send a sender waited for.
   auto* t = static_cast<Transfer*>(e.op_context);
-  if (e.len != sizeof t->cts || t->cts.bytes != t->bytes) {
-    return Errorf(sclInvalidUsage, "%s expects %zu bytes where this rank sends %zu",
-                  who(t->peer).c_str(), size_t(e.len == sizeof t->cts ? t->cts.bytes : 0),
-                  t->bytes);
+  if (!t->send) {  // the sender's notice
+    t->heard = true;
+    receiver_done(*t);
+    return Status::Ok();
+  }
+  if (t->stage == Transfer::kWriting) {  // our write has gone
+    t->done = true;
+    ++*finished;
+    return Status::Ok();
+  }
+  // The clear-to-send this sender waited for.
+  if (e.len != sizeof t->cts) {
+    return Errorf(sclRemoteError, "%s sent a clear-to-send of %zu bytes", who(t->peer).c_str(),
+                  size_t(e.len));
+  }
+  if (t->cts.bytes != t->bytes) {
+    return Errorf(sclInvalidUsage, "%s expects %llu bytes where this rank sends %zu",
+                  who(t->peer).c_str(), static_cast<unsigned long long>(t->cts.bytes), t->bytes);
   }
   if (t->bytes == 0) {  // nothing to write into an empty buffer
     t->done = true;

@@ -51,22 +51,33 @@ void default_eager_limit(const std::string& prov) {
   });
 }
 
-// Providers with writes into registered memory first; where none has them, messages alone.
+// Every provider with writes into registered memory, then every one with messages (among them
+// the same ones again): the choice below takes the first good entry, so a provider without
+// writes is chosen only where none with them would do (a network one, off loopback).
 Result<InfoPtr> getinfo(const std::string& prov) {
   default_eager_limit(prov);
-  fi_info* list = nullptr;
+  InfoPtr out;
+  fi_info* tail = nullptr;
   int rc = 0;
   for (const bool rma : {true, false}) {
     InfoPtr h = hints(rma);
     if (!prov.empty()) h->fabric_attr->prov_name = strdup(prov.c_str());
+    fi_info* list = nullptr;
     rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, h.get(), &list);
-    if (rc == 0) break;
+    if (rc != 0) continue;
+    if (tail) {
+      tail->next = list;  // one chain: fi_freeinfo frees it whole
+    } else {
+      out.reset(list);
+    }
+    for (tail = list; tail->next; tail = tail->next) {
+    }
   }
-  if (rc != 0) {
+  if (!out) {
     return Errorf(sclSystemError, "libfabric offers no provider%s%s for tagged RDM messages: %s",
                   prov.empty() ? "" : " named ", prov.c_str(), fi_strerror(-rc));
   }
-  return InfoPtr(list);
+  return out;
 }
 
 bool shared_memory_provider(const fi_info& i) {

@@ -6,16 +6,16 @@
 namespace stratacl::net {
 namespace {
 
-// A tag (47 bits, see Endpoint): the space in the top two (rail batches, world batches,
+// A tag (46 bits, see Endpoint): the space in the top two (rail batches, world batches,
 // point-to-point), then the call (begin(): its kind in 4 bits, an argument hash in 18), then the
-// batch number in 23, which may wrap: batches of one space complete in order, so no message can
-// be 2^23 batches old. Point-to-point tags use all 45 bits below the space for their number.
-constexpr uint64_t kWorldTags = uint64_t(1) << 45;
-constexpr uint64_t kP2PTags = uint64_t(2) << 45;
+// batch number in 22, which may wrap: batches of one space complete in order, so no message can
+// be 2^22 batches old. Point-to-point tags use all 44 bits below the space for their number.
+constexpr uint64_t kWorldTags = uint64_t(1) << 44;
+constexpr uint64_t kP2PTags = uint64_t(2) << 44;
 constexpr uint64_t kTagMask = kWorldTags - 1;
-constexpr int kBatchBits = 23, kArgsBits = 18, kKindBits = 4;
-static_assert(kP2PTags < kClearToSendTag &&
-              kWorldTags > (uint64_t(1) << (kBatchBits + kArgsBits + kKindBits - 1)));
+constexpr int kBatchBits = 22, kArgsBits = 18, kKindBits = 4;
+static_assert((kP2PTags | (kP2PTags - 1)) < kNoticeTag &&
+              kWorldTags == uint64_t(1) << (kBatchBits + kArgsBits + kKindBits));
 constexpr uint64_t kBatchMask = (uint64_t(1) << kBatchBits) - 1;
 constexpr uint64_t kCallMask = ((uint64_t(1) << (kArgsBits + kKindBits)) - 1) << kBatchBits;
 
@@ -87,7 +87,7 @@ Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
   // One kind per batch, so a receive may match a message of either kind (clear-to-send or
   // data): one of the other kind can only be another call's, and is reported as such.
   for (Transfer& t : batch) t.one_sided = one_sided;
-  return run_signed(batch, call_ | (++tag_ & kBatchMask), kClearToSendTag, d);
+  return run_signed(batch, call_ | (++tag_ & kBatchMask), kKindTags, d);
 }
 
 Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {

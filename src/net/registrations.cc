@@ -54,7 +54,9 @@ Result<Registrations::Region> Registrations::region(const void* p, size_t bytes,
     const char* first = (*heap)->base() + range.first * kChunkBytes;
     auto it = heap_.find(range);
     if (it != heap_.end() && it->second.punches != punches) {
-      fi_close(&it->second.mr->fid);  // pages of the range may have been replaced
+      // Pages of the range may have been replaced: register again. The old registration stays
+      // open until the batch ends, as a descriptor or key of it may already be out in this one.
+      temporary_.push_back(it->second.mr);
       heap_.erase(it);
       it = heap_.end();
     }

@@ -46,7 +46,7 @@ class Registrations {
     uint64_t addr, key;
   };
   Result<Remote> remote(const void* p, size_t bytes);
-  // Releases the batch's temporary registrations (foreign memory).
+  // Releases the batch's temporary registrations (foreign memory, and stale heap ones).
   void end_batch();
   // Closes every registration, which revokes every key a peer was given; the ones needed later
   // are made again.

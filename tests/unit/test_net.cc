@@ -132,26 +132,31 @@ TEST(Endpoint, WritesOneSidedIntoHeapAndForeignMemoryBesideTaggedMessages) {
   const size_t bytes = (5 << 20) + 3;  // not a multiple of anything
   char* src = static_cast<char*>(*heap->allocate(bytes));
   char* dst = static_cast<char*>(*heap->allocate(bytes));
-  std::vector<char> foreign(bytes), small_src(1000), small_dst(1000);
+  std::vector<char> src2(bytes), foreign(bytes), small_src(1000), small_dst(1000);
   size_t held = 0;
   for (int round = 0; round < 3; ++round) {
     for (size_t i = 0; i < bytes; ++i) src[i] = char(i * 13 + size_t(round));
+    for (size_t i = 0; i < bytes; ++i) src2[i] = char(i * 7 + 1 + size_t(round));
     for (size_t i = 0; i < small_src.size(); ++i) small_src[i] = char(i + size_t(round));
     std::memset(dst, 0, bytes);
     std::fill(foreign.begin(), foreign.end(), 0);
     std::fill(small_dst.begin(), small_dst.end(), 0);
-    // Same tag for all: clear-to-sends must never match the tagged message, nor it them.
+    // The tagged message shares the first pair's tag: with the kind bits not ignored, notices
+    // and clear-to-sends never match it, nor it them. An empty one-sided pair is complete on
+    // its clear-to-send alone.
     const uint64_t tag = 40 + uint64_t(round);
     std::vector<Transfer> batch{one_sided(false, dst, bytes, tag),
                                 one_sided(true, src, bytes, tag),
                                 transfer(false, small_dst.data(), 1000, tag),
                                 transfer(true, small_src.data(), 1000, tag),
-                                one_sided(false, foreign.data(), bytes, tag),
-                                one_sided(true, src, bytes, tag)};
+                                one_sided(false, foreign.data(), bytes, tag + 100),
+                                one_sided(true, src2.data(), bytes, tag + 100),
+                                one_sided(false, nullptr, 0, tag + 200),
+                                one_sided(true, nullptr, 0, tag + 200)};
     Status s = self.run(batch, 10000);
     ASSERT_TRUE(s.ok()) << s.message();
     ASSERT_EQ(std::memcmp(src, dst, bytes), 0) << "round " << round;
-    ASSERT_EQ(std::memcmp(src, foreign.data(), bytes), 0) << "round " << round;
+    ASSERT_EQ(std::memcmp(src2.data(), foreign.data(), bytes), 0) << "round " << round;
     ASSERT_EQ(small_src, small_dst) << "round " << round;
     // The heap's registrations are made in the first round and kept.
     if (round == 0) held = self.ep->registrations().heap_registrations();
@@ -160,6 +165,30 @@ TEST(Endpoint, WritesOneSidedIntoHeapAndForeignMemoryBesideTaggedMessages) {
   EXPECT_GE(held, 1u);
   ASSERT_TRUE(heap->release(src).ok());
   ASSERT_TRUE(heap->release(dst).ok());
+}
+
+// Where receives ignore the kind bits (as rail batches do), a one-sided end meeting a message
+// end is another call, named at once: neither waits for the deadline.
+TEST(Endpoint, AOneSidedEndMeetingAMessageEndIsAnotherCallNamedAtOnce) {
+  std::vector<char> a(4096, 'a'), b(4096, 'b');
+  for (const bool one_sided_sender : {true, false}) {
+    Self self;
+    ASSERT_TRUE(self.ep);
+    Transfer send = one_sided_sender ? one_sided(true, a.data(), a.size(), 7)
+                                     : transfer(true, a.data(), a.size(), 7);
+    Transfer recv = one_sided_sender ? transfer(false, b.data(), b.size(), 7)
+                                     : one_sided(false, b.data(), b.size(), 7);
+    send.ignore = recv.ignore = kKindTags;
+    std::vector<Transfer> batch{recv, send};
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = self.run(batch, 20000);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(s.code(), sclInvalidUsage) << s.message();
+    EXPECT_NE(s.message().find("peer 0 is in another call"), std::string::npos) << s.message();
+    EXPECT_LT(took, 5.0) << "one-sided sender: " << one_sided_sender;
+    EXPECT_EQ(b, std::vector<char>(4096, 'b'));
+  }
 }
 
 TEST(Endpoint, AOneSidedTransferOfTheWrongSizeIsAnErrorNamingThePeerAndWritesNothing) {
