@@ -135,7 +135,7 @@ ssize_t Endpoint::post(Transfer& t) {
   if (t.one_sided) return post_one_sided(t);
   static char empty;
   void* buf = t.bytes ? t.buf : &empty;
-  const uint64_t tag = (t.tag << kPeerBits) | uint64_t(t.send ? self_ : t.peer);
+  const uint64_t tag = wire_tag(t.tag, t.send ? self_ : t.peer);
   const fi_addr_t peer = peers_[size_t(t.peer)];
   if (t.send && t.bytes <= info_->tx_attr->inject_size) {
     // Small enough to be copied out at once: done on return, no completion to wait for.
@@ -149,8 +149,7 @@ ssize_t Endpoint::post(Transfer& t) {
 
 bool Endpoint::signal(int peer, uint64_t tag) {
   static char empty;
-  return !closed() &&
-         fi_tinject(ep_, &empty, 0, peers_[size_t(peer)], (tag << kPeerBits) | self_) == 0;
+  return !closed() && fi_tinject(ep_, &empty, 0, peers_[size_t(peer)], wire_tag(tag, self_)) == 0;
 }
 
 Status Endpoint::listen(Transfer& t) {
@@ -224,9 +223,12 @@ uint64_t Endpoint::ignored_bits(const Transfer& t) {
   return t.ignore & ~(t.send ? kKindTags : kClearToSendTag);
 }
 
+bool Endpoint::receiving(const Transfer& t) {
+  return !t.send || t.stage == Transfer::kAwaitingClearToSend;
+}
+
 bool Endpoint::another_call(const Transfer& t, uint64_t theirs) {
-  const bool receiving = !t.send || t.stage == Transfer::kAwaitingClearToSend;
-  return receiving && ((theirs ^ expected_tag(t)) & ignored_bits(t)) != 0;
+  return receiving(t) && ((theirs ^ expected_tag(t)) & ignored_bits(t)) != 0;
 }
 
 Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const {
@@ -285,7 +287,9 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
   for (Transfer& t : batch) {
     t.stage = Transfer::kStart;
     t.heard = t.landed = false;
-    Result<void*> d = regs_->desc(t.buf, t.bytes);
+    // A one-sided receiver's buffer is written by the peer: it needs the key, not a descriptor.
+    const bool written = t.one_sided && !t.send;
+    Result<void*> d = written ? nullptr : regs_->desc(t.buf, t.bytes);
     s = d.ok() ? Status::Ok() : d.status();
     if (s.ok() && t.one_sided) s = prepare_one_sided(t);
     if (!s.ok()) break;
@@ -293,7 +297,8 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
   }
   size_t writes = 0, events = 0;
   while (s.ok() && finished < batch.size()) {
-    const size_t before = finished, posted_before = posted + writes, events_before = events;
+    // Progress: something posted, or a completion read (every finish is one of the two).
+    const size_t posted_before = posted + writes, events_before = events;
     // Post what is not posted yet; a full queue (-FI_EAGAIN) drains by reaping below.
     while (posted < batch.size()) {
       batch[posted].done = false;
@@ -310,7 +315,7 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
     s = reap(batch, who, &finished, &events);
     if (s.ok()) s = post_writes(batch, who, &writes);  // those whose clear-to-send just came
     if (!s.ok()) break;
-    if (finished != before || posted + writes != posted_before || events != events_before) {
+    if (posted + writes != posted_before || events != events_before) {
       idle_since = now_ns();
       continue;
     }
@@ -325,8 +330,7 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
       // peer's receive); only a receive surely waits in vain.
       const Transfer* unheard = nullptr;
       for (size_t k = 0; k < posted && !unheard; ++k) {
-        const bool hears = !batch[k].send || batch[k].stage == Transfer::kAwaitingClearToSend;
-        if (!batch[k].done && hears) unheard = &batch[k];
+        if (!batch[k].done && receiving(batch[k])) unheard = &batch[k];
       }
       s = stop(unheard ? unheard->peer : -1);
     }

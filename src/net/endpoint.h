@@ -155,6 +155,9 @@ class Endpoint {
   // A receive matched a message whose ignored tag bits differ from its own: a peer in another
   // call, reported with the owner's mismatch text.
   static bool another_call(const Transfer& t, uint64_t theirs);
+  // Whether the transfer waits for a message from its peer (a receive, or a one-sided sender
+  // waiting for the clear-to-send).
+  static bool receiving(const Transfer& t);
   // What the transfer's posted receive expects, and the tag bits it ignores: a data message
   // (tag), the notice a one-sided receiver waits for (tag | kNoticeTag; it may also match data),
   // or the clear-to-send a one-sided sender waits for (tag | kClearToSendTag, exactly).
