@@ -55,6 +55,7 @@ if HERE not in sys.path:
 ENV_PLUGIN = "TORCH_SUITE_PLUGIN_MODULE"
 ENV_FEATURES = "TORCH_SUITE_FEATURES"
 ENV_UNSUPPORTED = "TORCH_SUITE_UNSUPPORTED"
+ENV_START_METHOD = "TORCH_SUITE_START_METHOD"
 
 # DistTestCases.backend_feature sets the backend joins by default. torch
 # lists only gloo/nccl/ucc there, and a test gated on a set the backend is not
@@ -141,10 +142,16 @@ def _build_test_class():
     # lines (rank exceptions are still logged, at ERROR).
     logging.getLogger().setLevel(logging.WARNING)
 
+    start_method = os.environ.get(ENV_START_METHOD, "spawn")
+
     class TestDistBackendWithSpawn(TestDistBackend, DistributedTest._DistTestBase):
         def setUp(self):
             super().setUp()  # fresh TEMP_DIR, INIT_METHOD, barrier dir
-            self._spawn_processes()
+            # torch's MultiProcessTestCase starts ranks with "spawn" only (1.13
+            # dropped _fork_processes); "fork" is what test_distributed_fork
+            # did: the same tests, without each rank importing torch again.
+            self._start_processes(
+                torch.multiprocessing.get_context(start_method).Process)
 
     # Spawned ranks find the class by module-level name (pickle), so it must
     # not look like a function local.
@@ -280,6 +287,12 @@ def _parse_args():
     parser.add_argument("--no-preskip", action="store_true",
                         help="spawn ranks even for tests that can only skip "
                              "there (slower; same results)")
+    parser.add_argument("--start-method", choices=("spawn", "fork"),
+                        default="spawn",
+                        help="how ranks start: spawn (fresh interpreters, "
+                             "as test_distributed_spawn) or fork (from the "
+                             "parent, as test_distributed_fork; seconds "
+                             "faster per test)")
     parser.add_argument("--test-timeout", type=int, default=120,
                         help="seconds before a hung test's ranks are killed "
                              "(torch's default is 300)")
@@ -319,6 +332,7 @@ def main():
     os.environ[ENV_PLUGIN] = args.plugin_module or ""
     os.environ[ENV_FEATURES] = args.features
     os.environ[ENV_UNSUPPORTED] = args.unsupported
+    os.environ[ENV_START_METHOD] = args.start_method
     # common_distributed reads this at import for the per-test join timeout.
     os.environ["DISTRIBUTED_TESTS_DEFAULT_TIMEOUT"] = str(args.test_timeout)
     # As torch's run_test.py: a file:// init method (some tests are skipped
