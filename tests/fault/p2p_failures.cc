@@ -41,23 +41,6 @@ int run_p2p_slot_status(int iterations) {
   return g_failures ? 1 : 0;
 }
 
-namespace {
-
-// The pattern of iteration `it`: filled and checked over 128 MiB per iteration. That is test
-// arithmetic in one thread; under ThreadSanitizer, instrumenting it took most of the test's 100 s.
-// The library's copies of the data stay instrumented.
-__attribute__((no_sanitize("thread"))) void fill_pattern(int32_t* data, size_t count, int it) {
-  for (size_t i = 0; i < count; ++i) data[i] = int32_t(i * 2654435761u) ^ it;
-}
-__attribute__((no_sanitize("thread"))) size_t count_wrong(const int32_t* data, size_t count,
-                                                          int it) {
-  size_t wrong = 0;
-  for (size_t i = 0; i < count; ++i) wrong += data[i] != (int32_t(i * 2654435761u) ^ it);
-  return wrong;
-}
-
-}  // namespace
-
 int run_send_abort(int iterations) {
   const size_t count = 32u << 20;  // 128 MiB of int32
   int delivered = 0, failed = 0;
@@ -67,7 +50,7 @@ int run_send_abort(int iterations) {
     // longer than the sender takes to notice an abort.
     std::unique_ptr<int32_t[]> data(new int32_t[count]);
     if (g_rank == 0) {
-      fill_pattern(data.get(), count, it);
+      for (size_t i = 0; i < count; ++i) data[i] = int32_t(i * 2654435761u) ^ it;
       std::thread sender([&] { sclSend(data.get(), count, sclInt32, 1, comm, nullptr); });
       // Anywhere from the staging copy (tens of ms: its pages are new) to the receiver's copy.
       usleep(useconds_t(1000 + 10000 * it));
@@ -77,7 +60,8 @@ int run_send_abort(int iterations) {
     }
     const sclResult_t r = sclRecv(data.get(), count, sclInt32, 0, comm, nullptr);
     if (r == sclSuccess) {
-      const size_t wrong = count_wrong(data.get(), count, it);
+      size_t wrong = 0;
+      for (size_t i = 0; i < count; ++i) wrong += data[i] != (int32_t(i * 2654435761u) ^ it);
       expect(wrong == 0, "a receive that succeeds holds the data sent",
              std::to_string(wrong) + " of " + std::to_string(count) + " elements wrong");
       ++delivered;
