@@ -11,9 +11,7 @@
 #  3. ThreadSanitizer over the same, less the data cases at the default team size (label
 #     default_team: one thread per rank here), which the worker matrix runs threaded;
 #  4. the bootstrap fuzzers (libFuzzer) for a bounded time.
-# The sanitizer builds use clang: it compiles them 2-3 times faster than g++ does, and the
-# Release builds of part 0 check both compilers.
-# Each part prints when it starts; the whole takes about 50 minutes on 2 cores.
+# Each part prints when it starts; the whole takes about 60 minutes on 2 cores.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -30,13 +28,13 @@ phase "user builds: Release, g++ and clang, no -Werror, no warnings"
 phase "ctest: the user's g++ Release build"
 ctest --test-dir "$root/build-matrix/g++-Release" --output-on-failure --timeout 900
 
-CC=clang CXX=clang++ "$root/scripts/build.sh" "$root/build-asan" -DSTRATACL_SANITIZE=ON -DSTRATACL_SOAK_SECONDS=20
+"$root/scripts/build.sh" "$root/build-asan" -DSTRATACL_SANITIZE=ON -DSTRATACL_SOAK_SECONDS=20
 phase "ctest: AddressSanitizer + UBSan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions="$root/tests/lsan.supp":print_suppressions=0 \
   ctest --test-dir "$root/build-asan" --output-on-failure --timeout 1800 -LE "nosan|heavy"
 
-CC=clang CXX=clang++ "$root/scripts/build.sh" "$root/build-tsan" -DSTRATACL_TSAN=ON -DSTRATACL_SOAK_SECONDS=20
+"$root/scripts/build.sh" "$root/build-tsan" -DSTRATACL_TSAN=ON -DSTRATACL_SOAK_SECONDS=20
 phase "ctest: ThreadSanitizer build"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir "$root/build-tsan" --output-on-failure --timeout 1800 -LE "nosan|heavy|default_team"
