@@ -26,12 +26,24 @@ struct Part {
     for (size_t i = 0; i < calls.size() + (p2p.empty() ? 0 : 1) + (moe ? 1 : 0); ++i)
       tickets.push_back(comm->issue());
   }
+  // Runs the calls in order. After a failure the rest are skipped, each in its turn: a failure
+  // every rank sees (a mismatch) skips the same calls everywhere, so the next call pairs with
+  // its peers' next call, and the skipped tickets hold up nothing issued after them.
   Status run() const {
+    Status first = Status::Ok();
     size_t t = 0;
-    for (const OwnedCall& oc : calls) SCL_TRY(comm->run(tickets[t++], oc.call));
-    if (!p2p.empty()) SCL_TRY(comm->run_p2p(tickets[t++], p2p));
-    if (moe) SCL_TRY(comm->run_moe(tickets[t], *moe));
-    return Status::Ok();
+    const auto step = [&](auto&& work) {
+      if (first.ok()) {
+        first = work(tickets[t]);
+      } else {
+        comm->skip(tickets[t]);
+      }
+      ++t;
+    };
+    for (const OwnedCall& oc : calls) step([&](uint32_t k) { return comm->run(k, oc.call); });
+    if (!p2p.empty()) step([&](uint32_t k) { return comm->run_p2p(k, p2p); });
+    if (moe) step([&](uint32_t k) { return comm->run_moe(k, *moe); });
+    return first;
   }
 };
 

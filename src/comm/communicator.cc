@@ -59,6 +59,14 @@ Status Communicator::run_moe(uint32_t ticket, const moe::Call& call) {
   });
 }
 
+void Communicator::skip(uint32_t ticket) {
+  // Earlier tickets of the group are through, so the turn comes at once; a revoked communicator
+  // gives the ticket up instead, which skips it as well.
+  if (order_.enter(ticket, cfg_.timeout_ms.value, [this] { return usable(); }).ok()) {
+    order_.leave();
+  }
+}
+
 void Communicator::abort() {
   membership_.abort();
   if (heartbeat_) heartbeat_->fail(net::Heartbeat::State::kAborted, world_rank_);

@@ -73,6 +73,8 @@ class Communicator : public sclComm {
   Status run_p2p(uint32_t ticket, std::span<const P2POp> ops);
   // One MoE call (moe/moe.h), in its ticket's turn.
   Status run_moe(uint32_t ticket, const moe::Call& call);
+  // Lets `ticket`'s turn pass with nothing run: a call of a group after one that failed.
+  void skip(uint32_t ticket);
   // sclCommSplit, in its ticket's turn: a child, or null for SCL_SPLIT_NOCOLOR.
   Result<std::shared_ptr<Communicator>> split(uint32_t ticket, int color, int key,
                                               const sclConfig_t* config);

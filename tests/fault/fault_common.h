@@ -54,6 +54,7 @@ inline sclComm_t init_or_die() {
 
 int run_bad_arguments();
 int run_mismatch();
+int run_group_failures();
 int run_kill_survivor(int victim, const std::string& phase);
 int run_stopped_rank();
 int run_peer_never_arrives();

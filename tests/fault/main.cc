@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "";
   if (which == "bad_arguments") return fault::run_bad_arguments();
   if (which == "mismatch") return fault::run_mismatch();
+  if (which == "group_failures") return fault::run_group_failures();
   if (which == "moe_bad_arguments") return fault::run_moe_bad_arguments();
   if (which == "moe_mismatch") return fault::run_moe_mismatch();
   if (which == "kill") {
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
   if (which == "abort_blocked") return fault::run_abort_blocked(argc > 2 ? std::atoi(argv[2]) : 30);
   std::fprintf(
       stderr,
-      "usage: fault_tests bad_arguments|mismatch|moe_bad_arguments|moe_mismatch|kill VICTIM "
+      "usage: fault_tests bad_arguments|mismatch|group_failures|moe_bad_arguments|moe_mismatch|kill VICTIM "
       "[allreduce|alltoall|stream|moe|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
       "cma_refused|settings_disagree [TEXT]|fork_child|read_only_heaps|abort_blocked "
       "N|init_interference|\n"
