@@ -141,15 +141,20 @@ sclResult_t sclMemFree(void* ptr);
 sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void** handle);
 sclResult_t sclCommDeregister(const sclComm_t comm, void* handle);
 
-/* Streams: in-order asynchronous queues. A NULL stream blocks the caller until done. */
+/* Streams: in-order asynchronous queues. A NULL stream blocks the caller until done. An error of
+ * a queued call is reported once, not stuck to the stream: sclStreamSynchronize returns the first
+ * error since the previous synchronisation (sclStreamQuery shows it without consuming it), so a
+ * stream goes on after a recoverable error such as a mismatch; on a revoked communicator every
+ * later call fails by itself. */
 sclResult_t sclStreamCreate(sclStream_t* stream);
 sclResult_t sclStreamDestroy(sclStream_t stream);
 sclResult_t sclStreamSynchronize(sclStream_t stream);
 sclResult_t sclStreamQuery(sclStream_t stream); /* sclInProgress while work is pending */
 /* Queues a host function on `stream`, as cudaStreamAddCallback does: it runs on the stream's
- * thread once every call queued before it has finished, with sclSuccess or the stream's first
- * error, and calls queued after it wait for it. It may issue calls, but must not wait on its own
- * stream (sclStreamSynchronize, sclStreamDestroy). A NULL stream runs it at once, here. This is
+ * thread once every call queued before it has finished, with sclSuccess or the first error of
+ * the calls queued since the previous callback on the stream (so each callback speaks for its
+ * own calls), and calls queued after it wait for it. It may issue calls, but must not wait on its
+ * own stream (sclStreamSynchronize, sclStreamDestroy). A NULL stream runs it at once, here. This is
  * how a framework completes its futures without a polling thread. */
 typedef void (*sclStreamCallback_t)(sclStream_t stream, sclResult_t status, void* userData);
 sclResult_t sclStreamAddCallback(sclStream_t stream, sclStreamCallback_t callback, void* userData);
@@ -216,7 +221,9 @@ typedef struct {
 
 /* Collective over `comm`: every rank passes the same config (else sclInvalidUsage everywhere). */
 sclResult_t sclMoeCreate(sclComm_t comm, const sclMoeConfig_t* config, sclMoe_t* moe);
-/* Collective. */
+/* Local, unlike create: each call of a plan ends when every rank is done with it, so ranks may
+ * destroy their plans at different moments (a garbage collector's) without waiting for each
+ * other. Its handles go with it; calls still queued on a stream finish first. */
 sclResult_t sclMoeDestroy(sclMoe_t moe);
 /* Experts this rank owns, and the rows of a dispatch's receive buffer (token-major R*T_max,
  * expert-major E_local*R*T_max). */

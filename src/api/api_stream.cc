@@ -45,7 +45,7 @@ sclResult_t sclStreamQuery(sclStream_t stream) {
     return report(nullptr,
                   Errorf(sclInvalidArgument, "stream: %p is not a live stream", (void*)stream));
   if (!s->idle()) return sclInProgress;
-  return report(nullptr, s->first_error());
+  return report(nullptr, s->pending_error());
 }
 
 sclResult_t sclStreamAddCallback(sclStream_t stream, sclStreamCallback_t callback, void* userData) {
@@ -59,9 +59,10 @@ sclResult_t sclStreamAddCallback(sclStream_t stream, sclStreamCallback_t callbac
   if (!s)
     return report(nullptr,
                   Errorf(sclInvalidArgument, "stream: %p is not a live stream", (void*)stream));
-  // The job runs after every earlier one: the stream's first error then covers all of them.
+  // The job runs after every earlier one: the first error since the previous callback covers
+  // the calls queued between the two.
   s->enqueue([s, stream, callback, userData] {
-    callback(stream, s->first_error().code(), userData);
+    callback(stream, s->take_error_since_mark().code(), userData);
     return Status::Ok();
   });
   return sclSuccess;

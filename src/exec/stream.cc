@@ -1,5 +1,7 @@
 #include "exec/stream.h"
 
+#include <utility>
+
 #include "exec/spin_wait.h"
 
 namespace stratacl {
@@ -49,7 +51,8 @@ void Stream::loop() {
       Status s = work();
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (!s.ok() && error_.ok()) error_ = s;
+        if (!s.ok() && since_sync_.ok()) since_sync_ = s;
+        if (!s.ok() && since_mark_.ok()) since_mark_ = s;
       }
       finished_.fetch_add(1, std::memory_order_seq_cst);
       wake_all(finished_, callers_sleep_);
@@ -65,16 +68,22 @@ Status Stream::synchronize() {
     if (int32_t(done - target) >= 0) break;
     wait_while_equal(finished_, done, kStreamSpin, &callers_sleep_);
   }
-  return first_error();
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(since_sync_, Status::Ok());
 }
 
 bool Stream::idle() {
   return finished_.load(std::memory_order_acquire) == queued_.load(std::memory_order_acquire);
 }
 
-Status Stream::first_error() {
+Status Stream::pending_error() {
   std::lock_guard<std::mutex> lock(mu_);
-  return error_;
+  return since_sync_;
+}
+
+Status Stream::take_error_since_mark() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(since_mark_, Status::Ok());
 }
 
 }  // namespace stratacl

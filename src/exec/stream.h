@@ -1,5 +1,8 @@
 // sclStream_t: an in-order asynchronous queue with its own thread. Work items run one after
-// another; the first error sticks to the stream. Both waits, the thread's for new work and a
+// another. Errors are reported once, not stuck to the stream: a synchronisation returns the first
+// error since the previous one, and a mark (a host callback) the first error since the previous
+// mark, so each completion speaks for its own calls. (A revoked communicator still fails every
+// later call of its own accord.) Both waits, the thread's for new work and a
 // caller's for the queue to drain, spin briefly and then sleep on a futex (exec/spin_wait.h):
 // a call queued and synchronised at once costs no scheduler round trip, and an idle stream
 // burns no core. The spins yield the core between polls, since the thread that would end the
@@ -25,18 +28,23 @@ class Stream : public sclStream {
   ~Stream();  // drains the queue, then joins the thread
 
   void enqueue(std::function<Status()> work);
-  // Waits until every item queued before the call has run; returns the first error seen, if any.
+  // Waits until every item queued before the call has run; returns the first error since the
+  // previous synchronize, if any, and forgets it.
   Status synchronize();
   bool idle();
-  Status first_error();
+  // The first error since the previous synchronize, kept for it.
+  Status pending_error();
+  // For an item, on the stream's thread: the first error since the previous call of this, and
+  // forgets it.
+  Status take_error_since_mark();
 
  private:
   void loop();
 
-  std::mutex mu_;  // guards queue_, stop_, error_
+  std::mutex mu_;  // guards queue_, stop_ and the errors
   std::deque<std::function<Status()>> queue_;
   bool stop_ = false;
-  Status error_;
+  Status since_sync_, since_mark_;  // the first errors since the last synchronize and mark
   // Items ever queued and ever finished: the stream is idle when they are equal.
   std::atomic<uint32_t> queued_{0}, finished_{0};
   std::atomic<uint32_t> thread_sleeps_{0}, callers_sleep_{0};

@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   if (which == "abort_blocked") return fault::run_abort_blocked(argc > 2 ? std::atoi(argv[2]) : 30);
   std::fprintf(
       stderr,
-      "usage: fault_tests bad_arguments|mismatch|group_failures|moe_bad_arguments|moe_mismatch|kill VICTIM "
+      "usage: fault_tests "
+      "bad_arguments|mismatch|group_failures|moe_bad_arguments|moe_mismatch|kill VICTIM "
       "[allreduce|alltoall|stream|moe|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
       "cma_refused|settings_disagree [TEXT]|fork_child|read_only_heaps|abort_blocked "
       "N|init_interference|\n"
