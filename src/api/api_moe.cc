@@ -157,18 +157,19 @@ sclResult_t sclMoeCreate(sclComm_t comm, const sclMoeConfig_t* config, sclMoe_t*
 
 sclResult_t sclMoeDestroy(sclMoe_t moe) {
   if (auto r = refused_in_child()) return *r;
-  std::shared_ptr<MoeObject> m = find_plan(moe);
-  if (!m) return report(nullptr, not_live("moe", moe));
-  moe::Call call;
-  call.kind = moe::Kind::kDestroy;
-  call.plan = m->plan;
-  const sclResult_t r = submit(m->comm.get(), nullptr, call);
+  // Local: every call of a plan ends only when every rank is done with it (the step's done
+  // count), so no peer reads anything of the plan between calls, and ranks may destroy it at
+  // different moments (a garbage collector's). Calls still queued on a stream hold the plan's
+  // parts they use until they have run.
   std::lock_guard<std::mutex> lock(g_mu);
-  plans().erase(moe);
-  for (auto it = handles().begin(); it != handles().end();) {
-    it = it->second->owner == m.get() ? handles().erase(it) : std::next(it);
+  auto it = plans().find(moe);
+  if (it == plans().end()) return report(nullptr, not_live("moe", moe));
+  const MoeObject* m = it->second.get();
+  for (auto h = handles().begin(); h != handles().end();) {
+    h = h->second->owner == m ? handles().erase(h) : std::next(h);
   }
-  return r;
+  plans().erase(it);
+  return sclSuccess;
 }
 
 sclResult_t sclMoeGetInfo(sclMoe_t moe, int* localExperts, size_t* maxRecvRows) {

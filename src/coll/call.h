@@ -25,7 +25,6 @@ enum class Coll : uint32_t {
   kMoeCreate,  // the MoE steps (src/moe/): the step protocol names them in its messages
   kMoeDispatch,
   kMoeCombine,
-  kMoeDestroy,
   kCount
 };
 const char* coll_name(Coll c);

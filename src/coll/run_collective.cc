@@ -32,8 +32,6 @@ const char* coll_name(Coll c) {
       return "moe-dispatch";
     case Coll::kMoeCombine:
       return "moe-combine";
-    case Coll::kMoeDestroy:
-      return "moe-destroy";
     default:
       return "unknown";
   }

@@ -346,8 +346,7 @@ Status moe_combine(Context& c, const moe::Call& call) {
 Status run_moe(Context& c, const moe::Call& call) {
   c.rail.begin(uint32_t(call.kind == moe::Kind::kDispatch  ? Coll::kMoeDispatch
                         : call.kind == moe::Kind::kCombine ? Coll::kMoeCombine
-                        : call.kind == moe::Kind::kCreate  ? Coll::kMoeCreate
-                                                           : Coll::kMoeDestroy),
+                                                           : Coll::kMoeCreate),
                0);  // a plan that differs is the cards' to report: the call fails, not the link
   switch (call.kind) {
     case moe::Kind::kDispatch:
@@ -355,10 +354,9 @@ Status run_moe(Context& c, const moe::Call& call) {
     case moe::Kind::kCombine:
       return moe_combine(c, call);
     case moe::Kind::kCreate:
-    case moe::Kind::kDestroy:
       break;
   }
-  // Create and destroy: only the agreement.
+  // Create: only the agreement.
   std::vector<Card> cards;
   return share_cards(c, call, Card{sclSuccess, 0, call.plan->digest, 0}, &cards);
 }

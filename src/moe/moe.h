@@ -51,7 +51,7 @@ struct Staging {
   StagedBlock x, scales, topk, weights, expert_out;
 };
 
-enum class Kind { kCreate, kDispatch, kCombine, kDestroy };
+enum class Kind { kCreate, kDispatch, kCombine };
 
 struct Call {
   Kind kind = Kind::kCreate;

@@ -12,14 +12,12 @@ Coll coll_of(Kind k) {
     case Kind::kDispatch:
       return Coll::kMoeDispatch;
     case Kind::kCombine:
-      return Coll::kMoeCombine;
-    case Kind::kDestroy:
       break;
   }
-  return Coll::kMoeDestroy;
+  return Coll::kMoeCombine;
 }
 
-// Create and destroy: a step whose only work is the agreement.
+// Create: a step whose only work is the agreement.
 Status plain_step(CollContext& c, Region<Lines> lines, const Call& call) {
   Lines& mine = *lines.in(c.me());
   mine = Lines{};
@@ -76,7 +74,6 @@ Status run(CollContext& c, Region<Lines> lines, const Call& call) {
     case Kind::kCombine:
       return combine(c, lines, call);
     case Kind::kCreate:
-    case Kind::kDestroy:
       break;
   }
   return plain_step(c, lines, call);

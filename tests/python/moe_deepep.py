@@ -4,6 +4,7 @@ every received row and every combined element checked bitwise against a referenc
 from everyone's inputs (gathered with all_gather). Values are small integers and weights powers
 of two, so every sum is exact in any precision. Run under stratarun on 2-4 ranks.
 """
+import gc
 import sys
 
 import torch
@@ -149,8 +150,30 @@ def errors():
         checks.true("handle" in str(e), f"combine without a handle names it: {e}")
 
 
+def dropped_at_different_moments():
+    """Python frees a Buffer whenever its last reference goes, at different moments on different
+    ranks: rank 0 drops its buffer before an allreduce, the others after it. Nothing may pair
+    the drop with a peer's call."""
+    buf = Buffer(None, H, E, K, T_MAX)
+    x, idx, w = inputs(RANK, torch.bfloat16)
+    buf.dispatch(x, topk_idx=idx, topk_weights=w)
+    if RANK == 0:
+        del buf
+        gc.collect()
+    total = torch.ones(4)
+    dist.all_reduce(total)
+    checks.equal(total, torch.full((4,), float(N)), "an allreduce beside a dropped Buffer")
+    if RANK != 0:
+        del buf
+        gc.collect()
+    again = Buffer(None, H, E, K, T_MAX)
+    _, _, _, per_expert, _, _ = again.dispatch(x, topk_idx=idx, topk_weights=w)
+    checks.true(len(per_expert) == again.num_local_experts, "a new Buffer after the drops works")
+
+
 for dtype in (torch.bfloat16, torch.float32):
     normal_mode(dtype)
+dropped_at_different_moments()
 low_latency_mode()
 fp8_in_flight()
 errors()
