@@ -40,10 +40,12 @@ void check_tensor(const at::Tensor& t, at::ScalarType type, std::initializer_lis
               at::IntArrayRef(shape), ", not ", t.sizes());
 }
 
-// Runs a blocking call with the GIL released: it waits on peers.
+// Runs a blocking call with the GIL released: it waits on peers. Sends and receives held back
+// on any group are issued first, so the call keeps its place in issue order.
 template <typename F>
 sclResult_t without_gil(F&& call) {
   pybind11::gil_scoped_release no_gil;
+  P2PCoalescer::flush_all();
   return call();
 }
 

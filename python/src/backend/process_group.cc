@@ -74,6 +74,7 @@ ProcessGroupStrataCL::ProcessGroupStrataCL(const c10::intrusive_ptr<c10d::Store>
     sclCommDestroy(comm_);
     check(r, nullptr, "sclStreamCreate");
   }
+  p2p_ = std::make_shared<P2PCoalescer>(stream_, issue_mu_);
   init();
 }
 
@@ -84,6 +85,8 @@ ProcessGroupStrataCL::~ProcessGroupStrataCL() {
   // deadlock, so it is released for the wait.
   std::optional<pybind11::gil_scoped_release> no_gil;
   if (PyGILState_Check()) no_gil.emplace();
+  p2p_->flush();
+  p2p_->close();
   sclStreamDestroy(stream_);
   sclCommDestroy(comm_);
 }
@@ -94,8 +97,11 @@ c10::intrusive_ptr<Work> ProcessGroupStrataCL::launch(c10d::OpType type,
                                                       const Issue& issue) {
   auto work = c10::make_intrusive<Work>(rank_, type, std::move(outputs), comm_);
   prepare(*work);
+  P2PCoalescer::flush_all();  // sends and receives issued before it, on any group, go first
   std::lock_guard<std::mutex> lock(issue_mu_);
+  p2p_->flush_locked();  // and any another thread held on this group meanwhile
   if (sequenceNum_) sequenceNum_->increment();
+  work->stage_in_after(stream_);
   const sclResult_t r = issue(stream_);
   // Calls queued before a failure still run: the Work holds their tensors until they finish.
   work->complete_after(stream_);
@@ -316,11 +322,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::alltoall_base(
   check_cpu_dense(output, "output");
   TORCH_CHECK(output.scalar_type() == input.scalar_type(),
               "stratacl: output and input tensors differ in dtype");
-  // Splits count rows of dim 0; StrataCL counts elements of the moved type.
+  // Splits count rows of dim 0 (a 0-d tensor is one row); StrataCL counts elements of the moved
+  // type. Both tensors' rows must hold the same elements, and both tensors must add up to their
+  // splits, so no block can be larger than the tensor it is written into.
+  const auto row_elements = [](const at::Tensor& t) {
+    int64_t n = 1;
+    for (int64_t d = 1; d < t.dim(); ++d) n *= t.size(d);
+    return n;
+  };
+  TORCH_CHECK(row_elements(input) == row_elements(output), "stratacl: a row of output (dim 0) has ",
+              row_elements(output), " elements, a row of input ", row_elements(input));
+  const size_t per_row = size_t(row_elements(input)) * moved_per_element(input);
   const auto counts = [&](const at::Tensor& t, const std::vector<int64_t>& splits, const char* name,
                           std::vector<size_t>& count, std::vector<size_t>& at) {
     const int64_t rows = t.dim() ? t.size(0) : 1;
-    const size_t per_row = rows ? moved(t).count / size_t(rows) : 0;
     if (splits.empty()) {
       TORCH_CHECK(rows % size_ == 0, "stratacl: ", name, " has ", rows, " rows, which world_size ",
                   size_, " does not divide (give split sizes)");
@@ -331,7 +346,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::alltoall_base(
     int64_t sum = 0;
     for (int p = 0; p < size_; ++p) {
       const int64_t r = splits.empty() ? rows / size_ : splits[size_t(p)];
-      TORCH_CHECK(r >= 0, "stratacl: ", name, " split size ", p, " is negative");
+      TORCH_CHECK(r >= 0 && r <= rows, "stratacl: ", name, " split size ", p, " is ", r,
+                  ", outside 0..", rows);
       at.push_back(size_t(sum) * per_row);
       count.push_back(size_t(r) * per_row);
       sum += r;
@@ -342,7 +358,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::alltoall_base(
   std::vector<size_t> scount, sdispl, rcount, rdispl;
   counts(input, inputSplits, "input", scount, sdispl);
   counts(output, outputSplits, "output", rcount, rdispl);
+  // Even splits on both sides is an alltoall: then both tensors must be the same size (gloo
+  // checks the same), or each block read would not fit the block written.
   const bool even = inputSplits.empty() && outputSplits.empty();
+  TORCH_CHECK(!even || input.numel() == output.numel(), "stratacl: output has ", output.numel(),
+              " elements and input ", input.numel(),
+              "; without split sizes they must be the same size");
   at::Tensor src, dst;
   return launch(
       c10d::OpType::ALLTOALL_BASE, {output},
@@ -370,6 +391,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::alltoall(std::vector<at::Te
                     outputs[size_t(p)].scalar_type() == inputs[0].scalar_type(),
                 "stratacl: alltoall's tensors must share one dtype");
   }
+  // Sizes between ranks are checked by the sends and receives; this rank's own block is a copy.
+  const size_t me = size_t(rank_);
+  TORCH_CHECK(inputs[me].numel() == outputs[me].numel(), "stratacl: output_tensor_list[", rank_,
+              "] has ", outputs[me].numel(), " elements and input_tensor_list[", rank_, "] ",
+              inputs[me].numel(), "; this rank's own block must match");
   // Each block goes straight from its tensor to its peer's (a group of sends and receives, so
   // any sizes and any placement), and this rank's own block is copied once the group is done.
   std::vector<at::Tensor> src, dst;
@@ -395,29 +421,35 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::alltoall(std::vector<at::Te
       });
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::point_to_point(c10d::OpType type,
+                                                                    const at::Tensor& t, int peer) {
+  const bool is_send = type == c10d::OpType::SEND;
+  const char* name = is_send ? "send" : "recv";
+  check_cpu_dense(t, "tensor");
+  TORCH_CHECK(peer >= 0 && peer < size_, "stratacl: ", name, ": ", is_send ? "dst" : "src", " ",
+              peer, " is not a rank of this group (0..", size_ - 1, ")");
+  auto work = c10::make_intrusive<Work>(rank_, type, std::vector<at::Tensor>{t}, comm_);
+  const at::Tensor buf = is_send ? work->input(t) : work->output(t);
+  sclComm_t comm = comm_;
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  if (sequenceNum_) sequenceNum_->increment();
+  p2p_->hold(work, [is_send, buf, peer, comm](sclStream_t s) {
+    const Elements e = moved(buf);
+    return is_send ? sclSend(e.ptr, e.count, e.type, peer, comm, s)
+                   : sclRecv(e.ptr, e.count, e.type, peer, comm, s);
+  });
+  return work;
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::send(std::vector<at::Tensor>& tensors, int dst,
                                                           int) {
   // Tags are not matched, as in ProcessGroupNCCL: messages to one peer arrive in send order.
-  const at::Tensor& t = only(tensors, "send");
-  at::Tensor buf;
-  return launch(
-      c10d::OpType::SEND, {t}, [&](Work& w) { buf = w.input(t); },
-      [&](sclStream_t s) {
-        const Elements e = moved(buf);
-        return sclSend(e.ptr, e.count, e.type, dst, comm_, s);
-      });
+  return point_to_point(c10d::OpType::SEND, only(tensors, "send"), dst);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::recv(std::vector<at::Tensor>& tensors, int src,
                                                           int) {
-  const at::Tensor& t = only(tensors, "recv");
-  at::Tensor buf;
-  return launch(
-      c10d::OpType::RECV, {t}, [&](Work& w) { buf = w.output(t); },
-      [&](sclStream_t s) {
-        const Elements e = moved(buf);
-        return sclRecv(e.ptr, e.count, e.type, src, comm_, s);
-      });
+  return point_to_point(c10d::OpType::RECV, only(tensors, "recv"), src);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::recvAnysource(std::vector<at::Tensor>&, int) {

@@ -5,15 +5,19 @@
 //
 // Tensors go to StrataCL as they are when contiguous: heap tensors (use_heap_allocator) are then
 // read by peers in place, others are staged by the library. Non-contiguous tensors go through a
-// contiguous temporary (as gloo does), copied back when the call has finished.
+// contiguous temporary (as gloo does), filled in the call's turn on the stream and copied back
+// when the call has finished. Sends and receives issued back to back go as one group
+// (backend/p2p_coalescer.h), so a ring of isend and irecv cannot deadlock.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "backend/p2p_coalescer.h"
 #include "backend/work.h"
 #include "stratacl/stratacl.h"
 
@@ -77,10 +81,14 @@ class ProcessGroupStrataCL final : public c10d::ProcessGroup {
   using Issue = std::function<sclResult_t(sclStream_t)>;
   c10::intrusive_ptr<Work> launch(c10d::OpType type, std::vector<at::Tensor> outputs,
                                   const std::function<void(Work&)>& prepare, const Issue& issue);
+  // A send or receive of `t` with `peer`: held back and issued with the sends and receives
+  // around it as one group (p2p_).
+  c10::intrusive_ptr<c10d::Work> point_to_point(c10d::OpType type, const at::Tensor& t, int peer);
 
   sclComm_t comm_ = nullptr;
   sclStream_t stream_ = nullptr;
   std::mutex issue_mu_;  // calls and their completions reach the stream in one order
+  std::shared_ptr<P2PCoalescer> p2p_;
 };
 
 }  // namespace stratacl_torch

@@ -1,5 +1,7 @@
 #include "backend/tensor_lists.h"
 
+#include <utility>
+
 #include "backend/tensor_types.h"
 
 namespace stratacl_torch {
@@ -55,26 +57,41 @@ at::Tensor run_view(const std::vector<at::Tensor>& list) {
 
 }  // namespace
 
+namespace {
+
+// A contiguous temporary that holds the list's tensors one after another, and a view of it
+// shaped like each of them.
+std::pair<at::Tensor, std::vector<at::Tensor>> flat_pieces(const std::vector<at::Tensor>& list) {
+  const int64_t each = list[0].numel();
+  at::Tensor flat = at::empty({int64_t(list.size()) * each}, list[0].options());
+  std::vector<at::Tensor> pieces;
+  for (size_t i = 0; i < list.size(); ++i)
+    pieces.push_back(flat.narrow(0, int64_t(i) * each, each).view(list[i].sizes()));
+  return {flat, pieces};
+}
+
+}  // namespace
+
 // A list as one contiguous tensor the calls write: the list's own memory when it is one run,
 // else a temporary copied out into the list when the calls have succeeded.
 at::Tensor gathered_output(Work& w, const std::vector<at::Tensor>& list) {
   for (const at::Tensor& t : list) w.keep(t);
   if (one_run(list)) return run_view(list);
-  at::Tensor flat = at::empty({int64_t(list.size()) * list[0].numel()}, list[0].options());
-  const int64_t each = list[0].numel();
-  for (size_t i = 0; i < list.size(); ++i)
-    w.copy_back(list[i], flat.narrow(0, int64_t(i) * each, each).view(list[i].sizes()));
+  auto [flat, pieces] = flat_pieces(list);
+  for (size_t i = 0; i < list.size(); ++i) w.copy_back(list[i], pieces[i]);
   w.keep(flat);
   return flat;
 }
 
-// A list as one contiguous tensor the calls read: the list's own memory, or a copy of it.
+// A list as one contiguous tensor the calls read: the list's own memory, or a temporary filled
+// from it in the Work's turn (after the calls queued before it have written the list).
 at::Tensor gathered_input(Work& w, const std::vector<at::Tensor>& list) {
   for (const at::Tensor& t : list) w.keep(t);
   if (one_run(list)) return run_view(list);
-  std::vector<at::Tensor> flat;
-  for (const at::Tensor& t : list) flat.push_back(t.reshape({-1}));
-  return w.input(at::cat(flat));
+  auto [flat, pieces] = flat_pieces(list);
+  for (size_t i = 0; i < list.size(); ++i) w.copy_in(pieces[i], list[i]);
+  w.keep(flat);
+  return flat;
 }
 
 }  // namespace stratacl_torch

@@ -64,6 +64,11 @@ Elements moved(const at::Tensor& t) {
   return {t.data_ptr(), size_t(t.numel()) * t.element_size(), sclUint8};
 }
 
+size_t moved_per_element(const at::Tensor& t) {
+  sclDataType_t type;
+  return native_type(t.scalar_type(), &type) ? 1 : size_t(t.element_size());
+}
+
 Reduction reduced(const at::Tensor& t, const c10d::ReduceOp& op) {
   sclRedOp_t o;
   switch (op.op_) {

@@ -19,6 +19,8 @@ struct Elements {
 // For moving data: any dtype. Types StrataCL has are themselves; the rest (int16, bool, complex)
 // move as bytes, which is exact for a copy.
 Elements moved(const at::Tensor& t);
+// How many of moved()'s elements one element of `t` is: 1, or its size in bytes.
+size_t moved_per_element(const at::Tensor& t);
 
 // For reducing: the StrataCL type and op, or a c10::Error naming what is not supported. bool
 // reduces as uint8 with MAX for SUM (logical or) and MIN for PRODUCT (logical and), as NCCL does;

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -17,26 +18,32 @@ Work::Work(int rank, c10d::OpType type, std::vector<at::Tensor> outputs, sclComm
 }
 
 at::Tensor Work::input(const at::Tensor& t) {
-  kept_.push_back(t.contiguous());
-  return kept_.back();
+  kept_.push_back(t);
+  if (t.is_contiguous()) return t;
+  at::Tensor dense = at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
+  copy_in(dense, t);
+  return dense;
 }
 
 at::Tensor Work::output(const at::Tensor& t) {
-  kept_.push_back(t);
-  if (t.is_contiguous()) return t;
-  at::Tensor dense = t.contiguous();
-  copy_back(t, dense);
+  at::Tensor dense = input(t);
+  if (!dense.is_same(t)) copy_back(t, dense);
   return dense;
+}
+
+void Work::copy_in(at::Tensor to, at::Tensor from) {
+  kept_.push_back(to);
+  copies_in_.emplace_back(std::move(to), std::move(from));
 }
 
 void Work::copy_back(at::Tensor to, at::Tensor from) {
   copies_.emplace_back(std::move(to), std::move(from));
 }
 
-void Work::complete_after(sclStream_t stream) {
+void Work::queue(sclStream_t stream, sclStreamCallback_t fn) {
   // The stream holds a reference until the callback has run.
   Work* self = c10::intrusive_ptr<Work>::reclaim_copy(this).release();
-  const sclResult_t r = sclStreamAddCallback(stream, &Work::on_stream_done, self);
+  const sclResult_t r = sclStreamAddCallback(stream, fn, self);
   if (r != sclSuccess) {
     // Nothing will complete it: fail it now, so no wait() is left hanging.
     c10::intrusive_ptr<Work>::reclaim(self)->complete(r);
@@ -45,7 +52,56 @@ void Work::complete_after(sclStream_t stream) {
   }
 }
 
+void Work::stage_in_after(sclStream_t stream) {
+  if (!copies_in_.empty()) queue(stream, &Work::on_stage_in);
+}
+
+void Work::complete_after(sclStream_t stream) { queue(stream, &Work::on_stream_done); }
+
+void Work::complete_all_after(sclStream_t stream, std::vector<c10::intrusive_ptr<Work>> works,
+                              sclResult_t refused) {
+  struct Group {
+    std::vector<c10::intrusive_ptr<Work>> works;
+    sclResult_t refused;
+  };
+  auto* group = new Group{std::move(works), refused};
+  const auto done = [](sclStream_t, sclResult_t status, void* p) {
+    std::unique_ptr<Group> g(static_cast<Group*>(p));
+    for (const c10::intrusive_ptr<Work>& w : g->works)
+      w->complete(g->refused != sclSuccess ? g->refused : status);
+  };
+  const sclResult_t r = sclStreamAddCallback(stream, done, group);
+  if (r != sclSuccess) {
+    done(stream, r, group);  // nothing else will complete them
+    TORCH_CHECK(false, "stratacl: sclStreamAddCallback: ", sclGetErrorString(r), ": ",
+                sclGetLastError(nullptr));
+  }
+}
+
+void Work::on_stage_in(sclStream_t, sclResult_t, void* self) {
+  // Nothing was queued between the previous Work's completion and this callback, so the status
+  // it consumes is always success.
+  c10::intrusive_ptr<Work> work = c10::intrusive_ptr<Work>::reclaim(static_cast<Work*>(self));
+  try {
+    for (auto& [to, from] : work->copies_in_) to.copy_(from);
+  } catch (...) {
+    work->stage_in_error_ = std::current_exception();
+  }
+  work->copies_in_.clear();
+}
+
+bool Work::isCompleted() {
+  if (before_wait_) before_wait_();
+  return c10d::Work::isCompleted();
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> Work::getFuture() {
+  if (before_wait_) before_wait_();
+  return future_;
+}
+
 bool Work::wait(std::chrono::milliseconds timeout) {
+  if (before_wait_) before_wait_();
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
   while (!done_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
     sched_yield();
@@ -58,8 +114,10 @@ void Work::on_stream_done(sclStream_t, sclResult_t status, void* self) {
 }
 
 void Work::complete(sclResult_t status) {
-  std::exception_ptr error;
-  if (status != sclSuccess) {
+  std::exception_ptr error = stage_in_error_;
+  if (error) {
+    // Reported as it is; the calls ran on an unfilled temporary, which is dropped.
+  } else if (status != sclSuccess) {
     error = std::make_exception_ptr(std::runtime_error(
         std::string("stratacl: ") + c10d::opTypeToString(retrieveOpType()) +
         " failed: " + sclGetErrorString(status) + ": " + sclGetLastError(comm_)));
