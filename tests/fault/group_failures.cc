@@ -51,6 +51,11 @@ int run_group_failures() {
   r = mismatched_group(comm, a, b, stream);
   expect(r == sclInvalidUsage, "a mismatch inside a group on a stream", sclGetErrorString(r));
   next_call_succeeds(comm, a, n, "the call after a failed group on a stream");
+  // The stream reported the error once: its next call and synchronisation succeed.
+  r = sclAllReduce(a, b, 8, sclFloat32, sclSum, comm, stream);
+  const sclResult_t synced = sclStreamSynchronize(stream);
+  expect(r == sclSuccess && synced == sclSuccess, "the stream goes on after a reported error",
+         sclGetErrorString(synced));
 
   // Rank 0 queues a group that cannot finish (rank 1 never joins it) and aborts from this thread
   // while the stream's thread waits in its first call: the abort (which ends the communicator,
