@@ -59,20 +59,41 @@ Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank
   std::vector<uint64_t> hosts;
   for (const RankInfo& r : table) hosts.push_back(r.host_hash);
   Result<net::Topology> topo = net::Topology::of(hosts, rank);
-  // Every rank sends an address, even one that cannot go on, so that no peer waits for it.
+  // Every rank sends its settings and an address, even one that cannot go on, so that no peer
+  // waits for it; every rank then compares every rank's settings, so a setting one rank differs
+  // in fails every rank at once, naming it (the hosts' own checks would fail one host only, and
+  // leave the others waiting for it).
   Result<std::unique_ptr<net::Endpoint>> ep =
       topo.ok() ? net::Endpoint::open(kNetSpinNs, true) : topo.status();
-  const std::vector<uint8_t> name = ep.ok() ? (*ep)->name() : std::vector<uint8_t>{};
-  Result<std::vector<std::vector<uint8_t>>> names = bootstrap::share_blobs(joined, name, deadline);
+  const SharedSettings settings = SharedSettings::of_process();
+  std::vector<uint8_t> blob(sizeof settings);
+  std::memcpy(blob.data(), &settings, sizeof settings);
+  if (ep.ok()) {
+    const std::vector<uint8_t> name = (*ep)->name();
+    blob.insert(blob.end(), name.begin(), name.end());
+  }
+  Result<std::vector<std::vector<uint8_t>>> blobs = bootstrap::share_blobs(joined, blob, deadline);
+  if (!blobs.ok()) return blobs.status();
+  std::vector<std::vector<uint8_t>> names;
+  for (size_t r = 0; r < blobs->size(); ++r) {
+    const std::vector<uint8_t>& b = (*blobs)[r];
+    if (b.size() < sizeof settings) {
+      return Errorf(sclRemoteError, "rank %zu sent %zu bytes for its settings and address", r,
+                    b.size());
+    }
+    SharedSettings theirs;
+    std::memcpy(&theirs, b.data(), sizeof theirs);
+    SCL_TRY(compare_settings(settings, rank, theirs, int(r)));
+    names.emplace_back(b.begin() + sizeof settings, b.end());
+  }
   if (!topo.ok()) return topo.status();
   if (!ep.ok()) return ep.status();
-  if (!names.ok()) return names.status();
-  for (size_t r = 0; r < names->size(); ++r) {
-    if ((*names)[r].empty()) {
+  for (size_t r = 0; r < names.size(); ++r) {
+    if (names[r].empty()) {
       return Errorf(sclRemoteError, "rank %zu could not open its network endpoint", r);
     }
   }
-  SCL_TRY((*ep)->connect(*names, rank));
+  SCL_TRY((*ep)->connect(names, rank));
   log_info("rank %d: host %d of %d, local rank %d of %d; network: %s", rank, topo->host,
            topo->hosts, topo->local, topo->per_host, net::describe((*ep)->info()).c_str());
 

@@ -106,9 +106,7 @@ Status Communicator::allocate_blocks(int nranks) {
   auto* block = new (cb_) ControlBlock();
   block->instance.store(random_instance(), std::memory_order_release);
   layout_.cma.in(block)->block_va = reinterpret_cast<uintptr_t>(block);  // for peers' CMA probe
-  SharedSettings& settings = *layout_.settings.in(block);
-  settings.eager_max_bytes = uint32_t(process_value(Var::kEagerMaxBytes));
-  settings.oneshot_forced_max = process_value(Var::kOneShotMaxBytes);
+  *layout_.settings.in(block) = SharedSettings::of_process();
   // Virtual until a foreign buffer needs it: pages are touched only by staging copies.
   Result<void*> staging = (*heap)->allocate(size_t(cfg_.staging_bytes.value));
   if (!staging.ok()) return staging.status();
@@ -223,25 +221,12 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
 
 // Settings that steer which algorithm a call runs must be the same on every rank, or ranks
 // would run different protocols in one step. Every rank compares every peer's with its own, so
-// all of them fail init, naming the variable and both values.
+// all of them fail init, naming the variable and both values. (Across hosts every rank compared
+// every other's before this, with the network addresses: comm/across_hosts.cc.)
 Status Communicator::agree_on_settings() {
   const SharedSettings& me = *layout_.settings.in(ctx_.cb(ctx_.rank));
-  for (int p = 0; p < ctx_.nranks; ++p) {
-    const SharedSettings& they = *layout_.settings.in(ctx_.cb(p));
-    if (they.eager_max_bytes != me.eager_max_bytes) {
-      return Errorf(sclInvalidUsage,
-                    "STRATACL_EAGER_MAX_BYTES is %u on rank %d but %u on rank %d; every rank "
-                    "must use the same value",
-                    me.eager_max_bytes, ctx_.rank, they.eager_max_bytes, p);
-    }
-    if (they.oneshot_forced_max != me.oneshot_forced_max) {
-      return Errorf(sclInvalidUsage,
-                    "STRATACL_ONESHOT_MAX_BYTES is %lld on rank %d but %lld on rank %d (-1: "
-                    "unset); every rank must use the same value",
-                    (long long)me.oneshot_forced_max, ctx_.rank, (long long)they.oneshot_forced_max,
-                    p);
-    }
-  }
+  for (int p = 0; p < ctx_.nranks; ++p)
+    SCL_TRY(compare_settings(me, ctx_.rank, *layout_.settings.in(ctx_.cb(p)), p));
   ctx_.eager_max_bytes = me.eager_max_bytes;
   ctx_.oneshot_forced_max = me.oneshot_forced_max;
   return Status::Ok();

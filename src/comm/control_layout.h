@@ -6,17 +6,12 @@
 #include <cstdint>
 
 #include "coll/context.h"
+#include "comm/shared_settings.h"
 #include "fabric/cma_agreement.h"
 #include "moe/lines.h"
 #include "sync/region.h"
 
 namespace stratacl {
-
-// Settings that choose the protocol of a call: every rank must use the same (compared at init).
-struct SharedSettings {
-  uint32_t eager_max_bytes = 0;     // STRATACL_EAGER_MAX_BYTES
-  int64_t oneshot_forced_max = -1;  // STRATACL_ONESHOT_MAX_BYTES
-};
 
 // What a rank announces in sclCommSplit's step: its colour and key, where the blocks it allocated
 // for the child communicator are, and whether it could prepare them (a result code).

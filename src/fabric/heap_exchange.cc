@@ -135,6 +135,15 @@ Status check_creds(int sock, const RankInfo& expect) {
   return Status::Ok();
 }
 
+// Whether the process at the other end of `sock` may be one of `pids` of our user: strangers are
+// told apart before they take a pending slot, so no number of them can crowd a peer out.
+bool from_one_of(int sock, const std::vector<pid_t>& pids) {
+  ucred cr{};
+  socklen_t len = sizeof cr;
+  if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) return false;
+  return cr.uid == getuid() && std::find(pids.begin(), pids.end(), cr.pid) != pids.end();
+}
+
 Result<OwnHeaps> own_heaps() {
   Result<Heap*> data = Heap::instance();
   if (!data.ok()) return data.status();
@@ -193,16 +202,23 @@ Result<std::vector<PeerHeapRef>> HeapExchange::exchange(const std::vector<RankIn
     got[j] = std::move(*r);
   }
 
-  // Accept every higher local rank. Connections wait in `pending` until their message arrives;
-  // one that stays silent past the grace, or says anything wrong, is dropped without stalling the
-  // others. At most kMaxPending wait at once: further ones are refused until a slot frees.
+  // Accept every higher local rank. A connection from any process but theirs (SO_PEERCRED: our
+  // user and one of their pids) is closed at once. The others wait in `pending` until their
+  // message arrives; one that stays silent past the grace, or says anything wrong, is dropped
+  // without stalling the others. At most kMaxPending wait at once: further ones are refused until
+  // a slot frees.
   struct Pending {
     UniqueFd sock;
     Deadline grace;
   };
   std::vector<Pending> pending;
   int expect = 0;
-  for (int j : local) expect += j > me;
+  std::vector<pid_t> peers;
+  for (int j : local) {
+    if (j <= me) continue;
+    ++expect;
+    peers.push_back(table[j].pid);
+  }
   for (int joined = 0; joined < expect;) {
     std::vector<pollfd> fds{{listener_.get(), POLLIN, 0}};
     for (const Pending& p : pending) fds.push_back({p.sock.get(), POLLIN, 0});
@@ -236,6 +252,7 @@ Result<std::vector<PeerHeapRef>> HeapExchange::exchange(const std::vector<RankIn
       for (;;) {
         UniqueFd s(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
         if (!s.valid()) break;  // EAGAIN: nothing more to accept now (EINTR: next round)
+        if (!from_one_of(s.get(), peers)) continue;   // a stranger: closed at once
         if (pending.size() >= kMaxPending) continue;  // refused: closed at once
         pending.push_back(Pending{std::move(s), Deadline::after_ms(kGraceMs)});
       }

@@ -3,12 +3,15 @@
 //    the name in /proc/net/unix, where abstract socket names are visible to every local user) is
 //    dropped after a short grace while init goes on: rank 1 starts late, so the silent
 //    connection is first in rank 0's queue.
+//  - Nor can a crowd of them: a process of our user outside the job opens more silent
+//    connections than the listener keeps waiting; they are closed at once (SO_PEERCRED).
 //  - Signals throughout init, which interrupt its system calls (EINTR), are retried: forty inits
 //    with SIGUSR1 delivered to the initialising thread every 100 microseconds.
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,7 +28,35 @@
 namespace fault {
 namespace {
 
-// Connects, and says nothing, to every StrataCL heap-exchange socket that appears while `run`.
+// Connects `per_name` times, and says nothing, to every StrataCL heap-exchange socket in
+// /proc/net/unix that is not in `seen` yet; keeps the sockets in `fds`. Returns how many it made.
+int connect_to_new_sockets(std::set<std::string>& seen, int per_name, std::vector<int>& fds) {
+  int made = 0;
+  std::ifstream unix_sockets("/proc/net/unix");
+  for (std::string line; std::getline(unix_sockets, line);) {
+    const size_t at = line.find("@stratacl/");
+    if (at == std::string::npos) continue;
+    const std::string name = line.substr(at + 1);
+    if (!seen.insert(name).second) continue;
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path + 1, name.data(), name.size());
+    const socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    for (int i = 0; i < per_name; ++i) {
+      const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&a), len) == 0) {
+        fds.push_back(fd);
+        ++made;
+      } else {
+        close(fd);
+      }
+    }
+  }
+  return made;
+}
+
+// Connects once, and says nothing, to every StrataCL heap-exchange socket that appears while it
+// lives.
 class SilentSpy {
  public:
   SilentSpy() : thread_([this] { loop(); }) {}
@@ -40,24 +71,7 @@ class SilentSpy {
   void loop() {
     std::set<std::string> seen;
     while (run_) {
-      std::ifstream unix_sockets("/proc/net/unix");
-      for (std::string line; std::getline(unix_sockets, line);) {
-        const size_t at = line.find("@stratacl/");
-        if (at == std::string::npos) continue;
-        const std::string name = line.substr(at + 1);
-        if (!seen.insert(name).second) continue;
-        sockaddr_un a{};
-        a.sun_family = AF_UNIX;
-        std::memcpy(a.sun_path + 1, name.data(), name.size());
-        const socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-        const int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-        if (connect(fd, reinterpret_cast<sockaddr*>(&a), len) == 0) {
-          fds_.push_back(fd);
-          ++connected_;
-        } else {
-          close(fd);
-        }
-      }
+      connected_ += connect_to_new_sockets(seen, 1, fds_);
       usleep(500);
     }
   }
@@ -66,6 +80,22 @@ class SilentSpy {
   std::vector<int> fds_;
   std::thread thread_;
 };
+
+// A process of our user outside the job: for `seconds`, 100 silent connections to every
+// heap-exchange socket that appears, more than a listener keeps waiting. Reports how many it
+// made through `pipe_fd`.
+[[noreturn]] void crowd(double seconds, int pipe_fd) {
+  std::set<std::string> seen;
+  std::vector<int> fds;
+  int made = 0;
+  const double until = now_s() + seconds;
+  while (now_s() < until) {
+    made += connect_to_new_sockets(seen, 100, fds);
+    usleep(500);
+  }
+  if (write(pipe_fd, &made, sizeof made) != ssize_t(sizeof made)) _exit(1);
+  _exit(0);
+}
 
 void on_signal(int) {}
 
@@ -95,7 +125,37 @@ int run_init_interference() {
     expect(sclBarrier(comm, nullptr) == sclSuccess, "barrier after init");
     expect(sclCommDestroy(comm) == sclSuccess, "destroy");
   }
-  // 2. Interrupted system calls.
+  // 2. A crowd: a process of our user, not of the job (a child of rank 0, so another pid), opens
+  // 100 silent connections to every heap-exchange socket, more than the 64 a listener keeps
+  // waiting. Credentials are checked before a connection takes a slot, so they never crowd the
+  // real peer out (before that check, rank 1 was refused and init failed).
+  {
+    int pipe_fds[2] = {-1, -1};
+    pid_t child = -1;
+    if (my_rank() == 0) {
+      expect(pipe(pipe_fds) == 0, "pipe");
+      child = fork();
+      if (child == 0) crowd(2.5, pipe_fds[1]);
+    }
+    if (my_rank() == 1) usleep(500 * 1000);
+    const double t0 = now_s();
+    sclComm_t comm = init_or_die();
+    const double took = now_s() - t0;
+    expect(sclBarrier(comm, nullptr) == sclSuccess, "barrier after init beside a crowd");
+    expect(sclCommDestroy(comm) == sclSuccess, "destroy");
+    if (child > 0) {
+      int made = 0;
+      if (read(pipe_fds[0], &made, sizeof made) != ssize_t(sizeof made)) made = -1;
+      waitpid(child, nullptr, 0);
+      close(pipe_fds[0]);
+      close(pipe_fds[1]);
+      expect(made >= 100, "the crowd connected", std::to_string(made) + " connections");
+      expect(took < 1.5, "init was not held up by the crowd", std::to_string(took) + " s");
+      std::printf("rank 0: init beside %d silent connections of a stranger took %.3f s\n", made,
+                  took);
+    }
+  }
+  // 3. Interrupted system calls.
   struct sigaction sa {};
   sa.sa_handler = on_signal;  // no SA_RESTART: blocking calls return EINTR
   sigemptyset(&sa.sa_mask);

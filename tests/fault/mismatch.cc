@@ -90,7 +90,11 @@ int run_mismatch() {
 
 int run_settings_disagree(const char* expected_text) {
   sclComm_t comm = nullptr;
+  const double t0 = now_s();
   const sclResult_t r = sclCommInitFromEnv(&comm);
+  const double took = now_s() - t0;
+  // At once: the entries run with a 20 s call timeout, which a rank left waiting would reach.
+  expect(took < 5.0, "init fails at once", std::to_string(took) + " s");
   expect_error(r, sclInvalidUsage, nullptr, expected_text,
                "init with settings that differ across ranks");
   expect(comm == nullptr, "a failed init leaves no communicator");

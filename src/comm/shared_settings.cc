@@ -1,0 +1,32 @@
+#include "comm/shared_settings.h"
+
+#include "core/config.h"
+
+namespace stratacl {
+
+SharedSettings SharedSettings::of_process() {
+  SharedSettings s;
+  s.eager_max_bytes = uint32_t(process_value(Var::kEagerMaxBytes));
+  s.oneshot_forced_max = process_value(Var::kOneShotMaxBytes);
+  return s;
+}
+
+Status compare_settings(const SharedSettings& mine, int me, const SharedSettings& theirs,
+                        int them) {
+  if (theirs.eager_max_bytes != mine.eager_max_bytes) {
+    return Errorf(sclInvalidUsage,
+                  "STRATACL_EAGER_MAX_BYTES is %u on rank %d but %u on rank %d; every rank must "
+                  "use the same value",
+                  mine.eager_max_bytes, me, theirs.eager_max_bytes, them);
+  }
+  if (theirs.oneshot_forced_max != mine.oneshot_forced_max) {
+    return Errorf(sclInvalidUsage,
+                  "STRATACL_ONESHOT_MAX_BYTES is %lld on rank %d but %lld on rank %d (-1: unset); "
+                  "every rank must use the same value",
+                  (long long)mine.oneshot_forced_max, me, (long long)theirs.oneshot_forced_max,
+                  them);
+  }
+  return Status::Ok();
+}
+
+}  // namespace stratacl
