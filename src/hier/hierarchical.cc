@@ -138,8 +138,7 @@ Status run(Context& c, const Call& call) {
     case Coll::kScatter:
       return scatter(c, call);
     default:
-      return Errorf(sclInvalidUsage, "%s across hosts is not supported yet (issue 12)",
-                    coll_name(call.coll));
+      return Errorf(sclInvalidUsage, "%s across hosts is not supported", coll_name(call.coll));
   }
 }
 

@@ -1,6 +1,7 @@
 // Send/receive across hosts: operations with ranks of this host go through the intra-host
 // single-copy path (their peers renumbered within the host); the others are network messages,
-// matched per pair in posting order. The host's part runs first, on every rank alike.
+// matched per pair in posting order. The host's part runs first, on every rank alike, and the
+// network part runs whatever the host's part returned.
 #include <vector>
 
 #include "hier/hierarchical.h"
@@ -23,8 +24,12 @@ Status p2p(Context& c, P2PState& state, std::span<const P2POp> ops) {
                                   : net::Rail::recv_from(op.peer, op.recv, bytes));
     }
   }
-  if (!local.empty()) SCL_TRY(c.on_host(stratacl::run_p2p(c.local, state, local)));
-  return c.rail.point_to_point(remote, c.local.deadline());
+  const Status here =
+      local.empty() ? Status::Ok() : c.on_host(stratacl::run_p2p(c.local, state, local));
+  // The network part runs even when the host's part failed: its transfers are numbered per pair
+  // of ranks, and skipping them would pair the peers' transfers of this call with our next.
+  const Status across = c.rail.point_to_point(remote, c.local.deadline());
+  return here.ok() ? across : here;
 }
 
 }  // namespace stratacl::hier

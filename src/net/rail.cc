@@ -7,19 +7,27 @@ namespace stratacl::net {
 namespace {
 
 // A tag (46 bits, see Endpoint): the space in the top two (rail batches, world batches,
-// point-to-point), then the call (begin(): its kind in 4 bits, an argument hash in 18), then the
-// batch number in 22, which may wrap: batches of one space complete in order, so no message can
-// be 2^22 batches old. Point-to-point tags use all 44 bits below the space for their number.
+// point-to-point), then the call (begin(): its kind in 4 bits, an argument hash in 18, and its
+// number in 6), then the batch number in 16, which may wrap: batches of one space complete in
+// order, so no message can be 2^16 batches old. The call's number keeps hosts in step: a host
+// whose local phase failed skips the call's rail batches, so its next call's messages carry the
+// batch numbers the other hosts still wait for, and only the number says they are another call's
+// (a mismatch, named at once, never data taken for this call's). Point-to-point tags use all 44
+// bits below the space for their number.
 constexpr uint64_t kWorldTags = uint64_t(1) << 44;
 constexpr uint64_t kP2PTags = uint64_t(2) << 44;
 constexpr uint64_t kTagMask = kWorldTags - 1;
-constexpr int kBatchBits = 22, kArgsBits = 18, kKindBits = 4;
+constexpr int kBatchBits = 16, kSeqBits = 6, kArgsBits = 18, kKindBits = 4;
+constexpr int kCallShift = kBatchBits + kSeqBits;  // where the kind and hash start
 static_assert((kP2PTags | (kP2PTags - 1)) < kNoticeTag &&
-              kWorldTags == uint64_t(1) << (kBatchBits + kArgsBits + kKindBits));
+              kWorldTags == uint64_t(1) << (kCallShift + kArgsBits + kKindBits));
 constexpr uint64_t kBatchMask = (uint64_t(1) << kBatchBits) - 1;
-constexpr uint64_t kCallMask = ((uint64_t(1) << (kArgsBits + kKindBits)) - 1) << kBatchBits;
+constexpr uint64_t kSeqMask = (uint64_t(1) << kSeqBits) - 1;
+constexpr uint64_t kCallMask = ((uint64_t(1) << (kSeqBits + kArgsBits + kKindBits)) - 1)
+                               << kBatchBits;
 
-uint32_t kind_of(uint64_t tag) { return uint32_t(tag >> (kBatchBits + kArgsBits)) & 15; }
+uint32_t kind_of(uint64_t tag) { return uint32_t(tag >> (kCallShift + kArgsBits)) & 15; }
+uint64_t signature_of(uint64_t tag) { return tag >> kCallShift; }  // kind and argument hash
 
 }  // namespace
 
@@ -28,6 +36,10 @@ Rail::Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
     : ep_(std::move(ep)), topo_(topo), stop_(std::move(stop)), call_name_(call_name) {
   ep_->on_mismatch([this](uint64_t theirs, uint64_t ours) {
     const std::string mine = call_name_(kind_of(ours));
+    if (signature_of(theirs & kTagMask) == signature_of(ours & kTagMask)) {
+      return "is in another call (the same " + mine +
+             " signature): a host skipped a call whose local phase failed there, or this one did";
+    }
     if (kind_of(theirs) == kind_of(ours)) {
       return "called " + mine + " with other arguments (dtype, op, count or root) than this rank";
     }
@@ -39,7 +51,9 @@ Rail::Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
 void Rail::begin(uint32_t kind, uint64_t args) {
   // Fibonacci hashing folds every argument bit into the 18 kept.
   const uint64_t h = (args * 0x9e3779b97f4a7c15ull) >> (64 - kArgsBits);
-  call_ = ((uint64_t(kind & 15) << kArgsBits) | h) << kBatchBits;
+  ++calls_;
+  call_ = (((uint64_t(kind & 15) << kArgsBits) | h) << kCallShift) |
+          ((calls_ & kSeqMask) << kBatchBits);
 }
 
 Transfer Rail::send_to(int peer, const void* buf, size_t bytes) {

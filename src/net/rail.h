@@ -42,9 +42,10 @@ class Rail {
   std::string who(int world) const;  // "rank 3 (host 1)"
 
   // The call the following batches belong to: every rank calls it with the same values before
-  // the same call. Its kind (< 16) and a hash of its arguments travel in every message's tag, so
-  // a message from a rank in another call is an error naming the rank and both calls (as the
-  // step protocol's signature check does within a host), never data taken for this call's.
+  // the same call, whether or not the call reaches the rail on its host. Its kind (< 16), a hash
+  // of its arguments and its number travel in every message's tag, so a message from a rank in
+  // another call is an error naming the rank and both calls (as the step protocol's signature
+  // check does within a host), never data taken for this call's.
   // Point-to-point messages carry none: sizes are what they check.
   void begin(uint32_t kind, uint64_t args);
 
@@ -102,6 +103,7 @@ class Rail {
   StopCheck stop_;
   const char* (*call_name_)(uint32_t kind);
   uint64_t call_ = 0;                      // begin()'s, placed in the tag
+  uint64_t calls_ = 0;                     // begin()s so far: every rank counts every call
   uint64_t tag_ = 0;                       // rail batches
   uint64_t world_tag_ = 0;                 // exchange() batches
   std::vector<uint64_t> sent_, received_;  // point-to-point, per world rank

@@ -138,6 +138,40 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   }
 }
 
+// A mismatch inside one host (its local rank 1 calls with twice the count) fails that host's
+// ranks in their local phase, before the rail; the other hosts reach the rail and must not take
+// that host's next call for this one: the call fails with sclInvalidUsage on every rank, and the
+// matched call after it is right everywhere or fails everywhere, never right nowhere but
+// "successful" somewhere.
+void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
+  const char* per_env = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
+  const int per = per_env ? std::atoi(per_env) : 1;
+  if (per < 2) return;  // a lone rank has no local phase to fail in
+  const size_t count = 1000;
+  std::vector<int32_t> buf(2 * count, 1);
+  sclComm_t child = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  const double t0 = now();
+  const sclResult_t first = sclAllReduce(buf.data(), buf.data(), w.rank == 1 ? 2 * count : count,
+                                         sclInt32, sclSum, child, nullptr);
+  const std::string first_msg = sclGetLastError(child);
+  for (size_t i = 0; i < count; ++i) buf[i] = w.rank + 1;
+  const sclResult_t second =
+      sclAllReduce(buf.data(), buf.data(), count, sclInt32, sclSum, child, nullptr);
+  const double took = now() - t0;
+  bool right = second == sclSuccess;
+  for (size_t i = 0; i < count && right; ++i) right = buf[i] == w.n * (w.n + 1) / 2;
+  const CallInfo info{"local mismatch", sclInt32, -1, count, -1, "rank 1 calls twice the count"};
+  tally.expect(first == sclInvalidUsage, info,
+               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
+  tally.expect(second != sclSuccess || right, info, "the second call succeeded with wrong data");
+  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
+  MP_OK(sclCommDestroy(child));
+  int32_t mine[2] = {right, -int32_t(right)}, all[2] = {0, 0};  // max of right, -min of right
+  MP_OK(sclAllReduce(mine, all, 2, sclInt32, sclMax, w.comm, nullptr));
+  tally.expect(all[0] == -all[1], info, "the second call was right on some ranks only");
+}
+
 }  // namespace
 
 int run_hosts(int argc, char**) {
@@ -208,6 +242,7 @@ int run_hosts(int argc, char**) {
 
   splits(w, tally, run_on);
   mismatch_fails_everywhere(w, tally);
+  local_mismatch_keeps_hosts_in_step(w, tally);
   run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // the parent goes on
   return finish("hosts");
 }
