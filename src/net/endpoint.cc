@@ -237,7 +237,7 @@ Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const Pe
 }
 
 Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* finished,
-                      size_t* events) {
+                      size_t* events, Status* sizes) {
   fi_cq_tagged_entry entries[16];
   const ssize_t n = fi_cq_read(cq_, entries, 16);
   if (n > 0) {
@@ -250,9 +250,9 @@ Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* fi
         SCL_TRY(one_sided_step(entries[k], batch, who, finished));
         continue;
       }
-      if (!t->send && entries[k].len != t->bytes) {
-        return Errorf(sclRemoteError, "%s sent %zu bytes where %zu were expected",
-                      who(t->peer).c_str(), size_t(entries[k].len), t->bytes);
+      if (!t->send && entries[k].len != t->bytes && sizes->ok()) {
+        *sizes = Errorf(sclInvalidUsage, "%s sent %zu bytes where this rank expects %zu",
+                        who(t->peer).c_str(), size_t(entries[k].len), t->bytes);
       }
       t->done = true;
       ++*finished;
@@ -267,6 +267,12 @@ Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* fi
     // Larger than the receive: perhaps a message of another call.
     if (t && err.err == FI_ETRUNC && another_call(*t, theirs)) {
       return another_call_error(*t, theirs, who);
+    }
+    // Larger than the receive, from this call: a mismatch, but over tcp the provider does not
+    // survive a truncated message (the connection breaks), so the endpoint cannot go on.
+    if (t && err.err == FI_ETRUNC && !t->send && !t->one_sided) {
+      return Errorf(sclInvalidUsage, "%s sent more than the %zu bytes this rank expects",
+                    who(t->peer).c_str(), t->bytes);
     }
     const std::string peer = t ? who(t->peer) : std::string("a peer");
     return Errorf(sclRemoteError, "network error %s %s: %s", t && t->send ? "sending to" : "with",
@@ -296,6 +302,7 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
     t.desc = *d;
   }
   size_t writes = 0, events = 0;
+  Status sizes;  // a message of another size than its receive: completed, reported at the end
   while (s.ok() && finished < batch.size()) {
     // Progress: something posted, or a completion read (every finish is one of the two).
     const size_t posted_before = posted + writes, events_before = events;
@@ -312,7 +319,7 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
       ++posted;
     }
     if (!s.ok()) break;
-    s = reap(batch, who, &finished, &events);
+    s = reap(batch, who, &finished, &events, &sizes);
     if (s.ok()) s = post_writes(batch, who, &writes);  // those whose clear-to-send just came
     if (!s.ok()) break;
     if (posted + writes != posted_before || events != events_before) {
@@ -341,8 +348,8 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
     }
   }
   regs_->end_batch();
-  if (!s.ok()) abandon();  // receives may still be posted into user buffers
-  return s;
+  if (!s.ok()) abandon();     // receives may still be posted into user buffers
+  return s.ok() ? sizes : s;  // every transfer done: a size mismatch leaves the endpoint usable
 }
 
 }  // namespace stratacl::net

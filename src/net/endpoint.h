@@ -151,7 +151,9 @@ class Endpoint {
   ssize_t post(Transfer& t);
   // Reads completions; counts the transfers of `batch` they finish, and in `events` every
   // completion read (progress, even when it finishes nothing).
-  Status reap(std::span<Transfer> batch, const PeerName& who, size_t* finished, size_t* events);
+  // A receive whose message has another size is completed and its error kept in `sizes`.
+  Status reap(std::span<Transfer> batch, const PeerName& who, size_t* finished, size_t* events,
+              Status* sizes);
   // A receive matched a message whose ignored tag bits differ from its own: a peer in another
   // call, reported with the owner's mismatch text.
   static bool another_call(const Transfer& t, uint64_t theirs);

@@ -1,5 +1,7 @@
 #include "net/rail.h"
 
+#include <vector>
+
 #include "fabric/heap.h"
 #include "reduce/reduce.h"
 
@@ -16,6 +18,7 @@ namespace {
 // bits below the space for their number.
 constexpr uint64_t kWorldTags = uint64_t(1) << 44;
 constexpr uint64_t kP2PTags = uint64_t(2) << 44;
+constexpr uint64_t kSizeTags = uint64_t(3) << 44;  // run_sized()'s expectations
 constexpr uint64_t kTagMask = kWorldTags - 1;
 constexpr int kBatchBits = 16, kSeqBits = 6, kArgsBits = 18, kKindBits = 4;
 constexpr int kCallShift = kBatchBits + kSeqBits;  // where the kind and hash start
@@ -105,7 +108,9 @@ Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
 }
 
 Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
-  return run_signed(batch, kWorldTags | call_ | (++world_tag_ & kBatchMask), 0, d);
+  const uint64_t tag = kWorldTags | call_ | (++world_tag_ & kBatchMask);
+  for (Transfer& t : batch) t.tag = tag, t.ignore = kCallMask;
+  return run_sized(batch, d);
 }
 
 Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore,
@@ -117,6 +122,36 @@ Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore
   return run_tagged(batch, d);
 }
 
+Status Rail::run_sized(std::span<Transfer> batch, const Deadline& d) {
+  // Each receive tells its sender how many bytes it expects, in a message of its own beside the
+  // data (no round trip before it), and each send hears it: so a sender learns of a size
+  // mismatch as its receiver does, and both fail the call with sclInvalidUsage, as on one host.
+  // A message shorter than its receive completes it, and the communicator goes on; a longer one
+  // is truncated, which the endpoint does not survive (Endpoint::reap).
+  std::vector<Transfer> all(batch.begin(), batch.end());
+  std::vector<uint64_t> told(batch.size()), heard(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Transfer& t = batch[i];
+    told[i] = t.bytes;
+    Transfer e = t.send ? recv_from(t.peer, &heard[i], sizeof heard[i])
+                        : send_to(t.peer, &told[i], sizeof told[i]);
+    e.tag = kSizeTags | (t.tag & kTagMask);
+    e.ignore = t.ignore;
+    all.push_back(e);
+  }
+  Status s = run_tagged(all, d);
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].done = all[i].done;
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Transfer& t = batch[i];
+    if (t.send && heard[i] != t.bytes) {
+      return Errorf(sclInvalidUsage, "%s expects %llu bytes where this rank sends it %zu",
+                    who(t.peer).c_str(), static_cast<unsigned long long>(heard[i]), t.bytes);
+    }
+  }
+  return Status::Ok();
+}
+
 Status Rail::point_to_point(std::span<Transfer> batch, const Deadline& d) {
   const size_t n = size_t(topo_.hosts * topo_.per_host);
   sent_.resize(n), received_.resize(n);
@@ -124,7 +159,7 @@ Status Rail::point_to_point(std::span<Transfer> batch, const Deadline& d) {
     uint64_t& k = (t.send ? sent_ : received_)[size_t(t.peer)];
     t.tag = kP2PTags | (++k & kTagMask);
   }
-  return run_tagged(batch, d);
+  return run_sized(batch, d);
 }
 
 Result<char*> Rail::scratch(size_t bytes) {

@@ -83,6 +83,9 @@ class Rail {
   int peer(int h) const { return topo_.world_of(h, topo_.local); }
   Status allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                           const Deadline& d);
+  // Runs a batch of messages whose sizes the two ends could disagree on, checking them on both
+  // ends (a mismatch is sclInvalidUsage for sender and receiver, and leaves the endpoint usable).
+  Status run_sized(std::span<Transfer> batch, const Deadline& d);
   // Runs a batch whose transfers already carry their tags.
   Status run_tagged(std::span<Transfer> batch, const Deadline& d);
   // A rail batch, its transfers one-sided or all messages.

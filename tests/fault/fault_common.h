@@ -55,6 +55,8 @@ inline sclComm_t init_or_die() {
 int run_bad_arguments();
 int run_mismatch();
 int run_group_failures();
+// Across hosts, a message longer than its receive ends the communicator (the provider's limit).
+int run_size_mismatch(bool across_hosts);
 int run_kill_survivor(int victim, const std::string& phase);
 int run_stopped_rank();
 int run_peer_never_arrives();

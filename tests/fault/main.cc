@@ -11,6 +11,9 @@ int main(int argc, char** argv) {
   if (which == "bad_arguments") return fault::run_bad_arguments();
   if (which == "mismatch") return fault::run_mismatch();
   if (which == "group_failures") return fault::run_group_failures();
+  if (which == "size_mismatch") {
+    return fault::run_size_mismatch(argc > 2 && std::string(argv[2]) == "hosts");
+  }
   if (which == "moe_bad_arguments") return fault::run_moe_bad_arguments();
   if (which == "moe_mismatch") return fault::run_moe_mismatch();
   if (which == "kill") {
@@ -46,7 +49,9 @@ int main(int argc, char** argv) {
   std::fprintf(
       stderr,
       "usage: fault_tests "
-      "bad_arguments|mismatch|group_failures|moe_bad_arguments|moe_mismatch|kill VICTIM "
+      "bad_arguments|mismatch|group_failures|size_mismatch "
+      "[hosts]|moe_bad_arguments|moe_mismatch|kill "
+      "VICTIM "
       "[allreduce|alltoall|stream|moe|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"
       "cma_refused|settings_disagree [TEXT]|fork_child|read_only_heaps|abort_blocked "
       "N|init_interference|\n"
