@@ -8,7 +8,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "core/deadline.h"
 
@@ -137,6 +139,7 @@ ssize_t Endpoint::post(Transfer& t) {
   void* buf = t.bytes ? t.buf : &empty;
   const uint64_t tag = wire_tag(t.tag, t.send ? self_ : t.peer);
   const fi_addr_t peer = peers_[size_t(t.peer)];
+  if (t.header) return post_with_header(t, tag, peer);
   if (t.send && t.bytes <= info_->tx_attr->inject_size) {
     // Small enough to be copied out at once: done on return, no completion to wait for.
     const ssize_t rc = fi_tinject(ep_, buf, t.bytes, peer, tag);
@@ -145,6 +148,24 @@ ssize_t Endpoint::post(Transfer& t) {
   }
   return t.send ? fi_tsend(ep_, buf, t.bytes, t.desc, peer, tag, &t.ctx)
                 : fi_trecv(ep_, buf, t.bytes, t.desc, peer, tag, t.ignore << kPeerBits, &t.ctx);
+}
+
+ssize_t Endpoint::post_with_header(Transfer& t, uint64_t tag, fi_addr_t peer) {
+  constexpr size_t kHeader = sizeof(uint64_t);
+  if (t.send && kHeader + t.bytes <= info_->tx_attr->inject_size) {
+    // Small: header and data copied into one message and injected, as a plain small send is.
+    std::vector<char> both(kHeader + t.bytes);
+    std::memcpy(both.data(), t.header, kHeader);
+    if (t.bytes) std::memcpy(both.data() + kHeader, t.buf, t.bytes);
+    const ssize_t rc = fi_tinject(ep_, both.data(), both.size(), peer, tag);
+    t.done = rc == 0;
+    return rc;
+  }
+  iovec iov[2] = {{t.header, kHeader}, {t.buf, t.bytes}};
+  void* desc[2] = {t.header_desc, t.desc};
+  const size_t parts = t.bytes ? 2 : 1;
+  return t.send ? fi_tsendv(ep_, iov, desc, parts, peer, tag, &t.ctx)
+                : fi_trecvv(ep_, iov, desc, parts, peer, tag, t.ignore << kPeerBits, &t.ctx);
 }
 
 bool Endpoint::signal(int peer, uint64_t tag) {
@@ -250,9 +271,10 @@ Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* fi
         SCL_TRY(one_sided_step(entries[k], batch, who, finished));
         continue;
       }
-      if (!t->send && entries[k].len != t->bytes && sizes->ok()) {
+      const size_t header = t->header ? sizeof(uint64_t) : 0;
+      if (!t->send && entries[k].len != header + t->bytes && sizes->ok()) {
         *sizes = Errorf(sclInvalidUsage, "%s sent %zu bytes where this rank expects %zu",
-                        who(t->peer).c_str(), size_t(entries[k].len), t->bytes);
+                        who(t->peer).c_str(), size_t(entries[k].len) - header, t->bytes);
       }
       t->done = true;
       ++*finished;
@@ -297,6 +319,11 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
     const bool written = t.one_sided && !t.send;
     Result<void*> d = written ? nullptr : regs_->desc(t.buf, t.bytes);
     s = d.ok() ? Status::Ok() : d.status();
+    if (s.ok() && t.header) {
+      Result<void*> hd = regs_->desc(t.header, sizeof *t.header);
+      s = hd.ok() ? Status::Ok() : hd.status();
+      if (s.ok()) t.header_desc = *hd;
+    }
     if (s.ok() && t.one_sided) s = prepare_one_sided(t);
     if (!s.ok()) break;
     t.desc = *d;

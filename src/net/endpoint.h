@@ -72,6 +72,11 @@ struct Transfer {
   bool heard = false, landed = false;  // receiver: the notice has come; the write has landed
   ClearToSend cts;                     // sent by the receiver, received by the sender
   void* cts_desc = nullptr;  // the sender's registration of `cts`, where the provider wants one
+  // A word that travels before the data in the same message (only where
+  // Endpoint::carries_headers()): a send sends *header, a receive fills it. Both ends of a
+  // message must have one, or neither.
+  uint64_t* header = nullptr;
+  void* header_desc = nullptr;  // set by run()
 };
 
 // The tag bits of the one-sided protocol's messages: a sender's notice and a receiver's
@@ -114,6 +119,10 @@ class Endpoint {
   // Whether transfers may be one-sided here: the provider writes into registered memory with
   // 8 bytes of remote completion data, and can inject a clear-to-send.
   bool writes() const { return writes_; }
+  // Whether messages may carry a Transfer::header: the provider takes two-part messages.
+  bool carries_headers() const {
+    return info_->tx_attr->iov_limit >= 2 && info_->rx_attr->iov_limit >= 2;
+  }
   int64_t spin_ns() const { return spin_ns_; }
   // Our address, to be published to the peers.
   std::vector<uint8_t> name() const;
@@ -149,6 +158,7 @@ class Endpoint {
     return (tag << kPeerBits) | uint64_t(sender);
   }
   ssize_t post(Transfer& t);
+  ssize_t post_with_header(Transfer& t, uint64_t tag, fi_addr_t peer);
   // Reads completions; counts the transfers of `batch` they finish, and in `events` every
   // completion read (progress, even when it finishes nothing).
   // A receive whose message has another size is completed and its error kept in `sizes`.

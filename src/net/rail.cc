@@ -1,5 +1,6 @@
 #include "net/rail.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "fabric/heap.h"
@@ -123,16 +124,33 @@ Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore
 }
 
 Status Rail::run_sized(std::span<Transfer> batch, const Deadline& d) {
-  // Each receive tells its sender how many bytes it expects, in a message of its own beside the
-  // data (no round trip before it), and each send hears it: so a sender learns of a size
-  // mismatch as its receiver does, and both fail the call with sclInvalidUsage, as on one host.
+  // Each receive tells its sender how many bytes it expects, and each send hears it: so a sender
+  // learns of a size mismatch as its receiver does, and both fail the call with sclInvalidUsage,
+  // as on one host. Where this rank also sends to that peer in the batch (alltoallv: always),
+  // the word rides at the head of that message (Transfer::header), so it costs nothing more;
+  // otherwise it is an 8-byte message of its own beside the data (no round trip before it).
   // A message shorter than its receive completes it, and the communicator goes on; a longer one
   // is truncated, which the endpoint does not survive (Endpoint::reap).
+  const bool headers = ep_->carries_headers();
   std::vector<Transfer> all(batch.begin(), batch.end());
   std::vector<uint64_t> told(batch.size()), heard(batch.size());
+  std::vector<size_t> partner(batch.size(), SIZE_MAX);  // the other direction with the same peer
+  for (size_t i = 0; headers && i < batch.size(); ++i) {
+    for (size_t j = 0; j < batch.size() && partner[i] == SIZE_MAX; ++j) {
+      if (batch[j].peer == batch[i].peer && batch[j].send != batch[i].send &&
+          partner[j] == SIZE_MAX) {
+        partner[i] = j, partner[j] = i;
+      }
+    }
+  }
   for (size_t i = 0; i < batch.size(); ++i) {
     const Transfer& t = batch[i];
     told[i] = t.bytes;
+    if (partner[i] != SIZE_MAX) {
+      // A send carries what its partner receive expects; a receive hears its partner send's.
+      all[i].header = t.send ? &told[partner[i]] : &heard[partner[i]];
+      continue;
+    }
     Transfer e = t.send ? recv_from(t.peer, &heard[i], sizeof heard[i])
                         : send_to(t.peer, &told[i], sizeof told[i]);
     e.tag = kSizeTags | (t.tag & kTagMask);
