@@ -32,17 +32,17 @@ struct Part {
   Status run() const {
     Status first = Status::Ok();
     size_t t = 0;
-    const auto step = [&](auto&& work) {
+    const auto step = [&](bool counted, auto&& work) {
       if (first.ok()) {
         first = work(tickets[t]);
       } else {
-        comm->skip(tickets[t]);
+        comm->skip(tickets[t], counted);
       }
       ++t;
     };
-    for (const OwnedCall& oc : calls) step([&](uint32_t k) { return comm->run(k, oc.call); });
-    if (!p2p.empty()) step([&](uint32_t k) { return comm->run_p2p(k, p2p); });
-    if (moe) step([&](uint32_t k) { return comm->run_moe(k, *moe); });
+    for (const OwnedCall& oc : calls) step(true, [&](uint32_t k) { return comm->run(k, oc.call); });
+    if (!p2p.empty()) step(false, [&](uint32_t k) { return comm->run_p2p(k, p2p); });
+    if (moe) step(true, [&](uint32_t k) { return comm->run_moe(k, *moe); });
     return first;
   }
 };

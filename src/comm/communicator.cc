@@ -59,10 +59,13 @@ Status Communicator::run_moe(uint32_t ticket, const moe::Call& call) {
   });
 }
 
-void Communicator::skip(uint32_t ticket) {
+void Communicator::skip(uint32_t ticket, bool counted) {
   // Earlier tickets of the group are through, so the turn comes at once; a revoked communicator
-  // gives the ticket up instead, which skips it as well.
+  // gives the ticket up instead, which skips it as well. Across hosts the call is still counted:
+  // a failure that only some hosts saw (sizes across hosts fail the two ranks involved) would
+  // otherwise let this rank's next call pair, unnoticed, with another host's skipped one.
   if (order_.enter(ticket, cfg_.timeout_ms.value, [this] { return usable(); }).ok()) {
+    if (counted && rail_) rail_->skip_call();
     order_.leave();
   }
 }

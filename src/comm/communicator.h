@@ -74,7 +74,8 @@ class Communicator : public sclComm {
   // One MoE call (moe/moe.h), in its ticket's turn.
   Status run_moe(uint32_t ticket, const moe::Call& call);
   // Lets `ticket`'s turn pass with nothing run: a call of a group after one that failed.
-  void skip(uint32_t ticket);
+  // `counted`: a call the hosts number (a collective or a MoE call, not send/recv).
+  void skip(uint32_t ticket, bool counted);
   // sclCommSplit, in its ticket's turn: a child, or null for SCL_SPLIT_NOCOLOR.
   Result<std::shared_ptr<Communicator>> split(uint32_t ticket, int color, int key,
                                               const sclConfig_t* config);

@@ -271,10 +271,10 @@ Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* fi
         SCL_TRY(one_sided_step(entries[k], batch, who, finished));
         continue;
       }
-      const size_t header = t->header ? sizeof(uint64_t) : 0;
-      if (!t->send && entries[k].len != header + t->bytes && sizes->ok()) {
+      const size_t header = t->header ? sizeof(uint64_t) : 0, len = size_t(entries[k].len);
+      if (!t->send && len != header + t->bytes && sizes->ok()) {
         *sizes = Errorf(sclInvalidUsage, "%s sent %zu bytes where this rank expects %zu",
-                        who(t->peer).c_str(), size_t(entries[k].len) - header, t->bytes);
+                        who(t->peer).c_str(), len - std::min(len, header), t->bytes);
       }
       t->done = true;
       ++*finished;

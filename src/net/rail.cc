@@ -20,6 +20,7 @@ namespace {
 constexpr uint64_t kWorldTags = uint64_t(1) << 44;
 constexpr uint64_t kP2PTags = uint64_t(2) << 44;
 constexpr uint64_t kSizeTags = uint64_t(3) << 44;  // run_sized()'s expectations
+static_assert((kSizeTags | (kSizeTags - 1)) < kNoticeTag);
 constexpr uint64_t kTagMask = kWorldTags - 1;
 constexpr int kBatchBits = 16, kSeqBits = 6, kArgsBits = 18, kKindBits = 4;
 constexpr int kCallShift = kBatchBits + kSeqBits;  // where the kind and hash start
@@ -111,7 +112,7 @@ Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
 Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
   const uint64_t tag = kWorldTags | call_ | (++world_tag_ & kBatchMask);
   for (Transfer& t : batch) t.tag = tag, t.ignore = kCallMask;
-  return run_sized(batch, d);
+  return run_sized(batch, d, true);
 }
 
 Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore,
@@ -123,15 +124,17 @@ Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore
   return run_tagged(batch, d);
 }
 
-Status Rail::run_sized(std::span<Transfer> batch, const Deadline& d) {
+Status Rail::run_sized(std::span<Transfer> batch, const Deadline& d, bool symmetric) {
   // Each receive tells its sender how many bytes it expects, and each send hears it: so a sender
   // learns of a size mismatch as its receiver does, and both fail the call with sclInvalidUsage,
-  // as on one host. Where this rank also sends to that peer in the batch (alltoallv: always),
-  // the word rides at the head of that message (Transfer::header), so it costs nothing more;
-  // otherwise it is an 8-byte message of its own beside the data (no round trip before it).
+  // as on one host. In a collective's batch where this rank also sends to that peer (alltoallv:
+  // always), the word rides at the head of that message (Transfer::header), so it costs nothing
+  // more: the peer's batch has the same pairs, so both ends agree on which messages carry one.
+  // Otherwise (point-to-point, whose batches each rank groups as it likes; gather, scatter) it is
+  // an 8-byte message of its own beside the data (no round trip before it).
   // A message shorter than its receive completes it, and the communicator goes on; a longer one
   // is truncated, which the endpoint does not survive (Endpoint::reap).
-  const bool headers = ep_->carries_headers();
+  const bool headers = symmetric && ep_->carries_headers();
   std::vector<Transfer> all(batch.begin(), batch.end());
   std::vector<uint64_t> told(batch.size()), heard(batch.size());
   std::vector<size_t> partner(batch.size(), SIZE_MAX);  // the other direction with the same peer
@@ -177,7 +180,7 @@ Status Rail::point_to_point(std::span<Transfer> batch, const Deadline& d) {
     uint64_t& k = (t.send ? sent_ : received_)[size_t(t.peer)];
     t.tag = kP2PTags | (++k & kTagMask);
   }
-  return run_sized(batch, d);
+  return run_sized(batch, d, false);
 }
 
 Result<char*> Rail::scratch(size_t bytes) {

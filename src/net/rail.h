@@ -48,6 +48,9 @@ class Rail {
   // check does within a host), never data taken for this call's.
   // Point-to-point messages carry none: sizes are what they check.
   void begin(uint32_t kind, uint64_t args);
+  // A call that will not run here (a group's call after one that failed): counted as begin()
+  // counts it, so that the next call's number stays what the other hosts' next call carries.
+  void skip_call() { ++calls_; }
 
   // Every host ends with the reduction over hosts of `count` elements at buf, identical bits
   // everywhere. Up to kDirectMaxBytes, one round: every host sends its buffer to every other and
@@ -84,8 +87,10 @@ class Rail {
   Status allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                           const Deadline& d);
   // Runs a batch of messages whose sizes the two ends could disagree on, checking them on both
-  // ends (a mismatch is sclInvalidUsage for sender and receiver, and leaves the endpoint usable).
-  Status run_sized(std::span<Transfer> batch, const Deadline& d);
+  // ends (a mismatch is sclInvalidUsage for sender and receiver). With `symmetric`, the peers'
+  // batches are built alike from the call (a collective's), so both ends of a pair carry the
+  // check in their data alike; point-to-point batches are grouped as each rank chose.
+  Status run_sized(std::span<Transfer> batch, const Deadline& d, bool symmetric);
   // Runs a batch whose transfers already carry their tags.
   Status run_tagged(std::span<Transfer> batch, const Deadline& d);
   // A rail batch, its transfers one-sided or all messages.

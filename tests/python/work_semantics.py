@@ -10,7 +10,7 @@ import torch.distributed as dist
 from common import Checks, init
 
 RANK, N = init("work_semantics")
-GLOO = dist.new_group(backend="gloo")
+SECOND = dist.new_group(backend="stratacl")
 NEXT, PREV = (RANK + 1) % N, (RANK - 1) % N
 checks = Checks("work_semantics")
 
@@ -111,6 +111,20 @@ def ring_exchange():
     r.wait()
     checks.equal(o, torch.full((5,), float(PREV)), "ring then allreduce")
     checks.equal(total, torch.full((2,), float(N)), "the allreduce after a ring")
+    # Two groups: rank 0 sends on the world group, then on the second, and waits for the second
+    # first; rank 1 receives in that order and waits for the first. Each half must not stay held.
+    if RANK < 2:
+        x, y, a, b = torch.full((3,), 7.0), torch.full((3,), 9.0), torch.empty(3), torch.empty(3)
+        if RANK == 0:
+            w1, w2 = dist.isend(x, 1), dist.isend(y, 1, group=SECOND)
+            w2.wait()
+            w1.wait()
+        else:
+            w1, w2 = dist.irecv(a, 0), dist.irecv(b, 0, group=SECOND)
+            w1.wait()
+            w2.wait()
+            checks.equal(a, x, "a send held on one group, waited for through another")
+            checks.equal(b, y, "the other group's send")
 
 
 sizes_are_checked()

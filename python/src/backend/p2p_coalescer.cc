@@ -12,8 +12,7 @@ std::vector<P2PCoalescer*> g_registry;  // under g_registry_mu
 
 }  // namespace
 
-P2PCoalescer::P2PCoalescer(sclStream_t stream, std::mutex& issue_mu)
-    : stream_(stream), issue_mu_(issue_mu) {
+P2PCoalescer::P2PCoalescer(sclStream_t stream) : stream_(stream) {
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_registry.push_back(this);
 }
@@ -26,15 +25,12 @@ void P2PCoalescer::close() {
 }
 
 void P2PCoalescer::hold(const c10::intrusive_ptr<Work>& work, Issue issue) {
-  std::weak_ptr<P2PCoalescer> self = weak_from_this();
-  work->before_wait([self] {
-    if (auto c = self.lock()) c->flush();
-  });
+  work->before_wait([] { flush_all(); });
   held_.push_back(Held{work, std::move(issue)});
 }
 
 void P2PCoalescer::flush() {
-  std::lock_guard<std::mutex> lock(issue_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   flush_locked();
 }
 
@@ -43,9 +39,13 @@ void P2PCoalescer::flush_locked() {
   std::vector<Held> held = std::move(held_);
   held_.clear();
   std::vector<c10::intrusive_ptr<Work>> works;
-  for (const Held& h : held) {
-    h.work->stage_in_after(stream_);
-    works.push_back(h.work);
+  for (const Held& h : held) works.push_back(h.work);
+  try {
+    for (const Held& h : held) h.work->stage_in_after(stream_);
+  } catch (...) {
+    // The stream refused a callback (it is gone): nothing of the group was issued.
+    for (const c10::intrusive_ptr<Work>& w : works) w->complete(sclInvalidUsage);
+    throw;
   }
   sclResult_t r = sclGroupStart();
   for (const Held& h : held) {
@@ -59,9 +59,10 @@ void P2PCoalescer::flush_locked() {
   Work::complete_all_after(stream_, std::move(works), r);
 }
 
-void P2PCoalescer::flush_all() {
+void P2PCoalescer::flush_all(const P2PCoalescer* except) {
   std::lock_guard<std::mutex> lock(g_registry_mu);
-  for (P2PCoalescer* c : g_registry) c->flush();
+  for (P2PCoalescer* c : g_registry)
+    if (c != except) c->flush();
 }
 
 }  // namespace stratacl_torch

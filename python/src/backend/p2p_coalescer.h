@@ -4,10 +4,10 @@
 // hold up the receive issued right after it: in a ring exchange (isend to the next rank, irecv
 // from the previous, then wait both) every rank would wait in its send. Here point-to-point
 // Works are held back and issued as one group (sclGroupStart/End) when anything needs them:
-// a wait, isCompleted or getFuture on one of them, any other call on any StrataCL process group
-// of the process (so a send held on one group never waits for a receive on another), or the
-// group's destruction. The group's calls then progress in any order, and its Works complete
-// together with the group's result.
+// a wait, isCompleted or getFuture on any of them, any other call on any StrataCL process group of
+// the process, or a send or receive on another group (so a send held on one group never waits for
+// a receive held on another), or the group's destruction. The group's calls then progress in any
+// order, and its Works complete together with the group's result.
 #pragma once
 
 #include <functional>
@@ -20,21 +20,25 @@
 
 namespace stratacl_torch {
 
-class P2PCoalescer : public std::enable_shared_from_this<P2PCoalescer> {
+class P2PCoalescer {
  public:
-  // `issue_mu` orders this group's calls on `stream` (the process group's lock).
-  P2PCoalescer(sclStream_t stream, std::mutex& issue_mu);
+  explicit P2PCoalescer(sclStream_t stream);
   ~P2PCoalescer();
 
+  // The process group's lock: its calls and their completions reach the stream in one order.
+  // Owned here, so it lives as long as anything that may still flush.
+  std::mutex& issue_mutex() { return mu_; }
+
   using Issue = std::function<sclResult_t(sclStream_t)>;
-  // Holds `work`, whose one call `issue` queues, until the next flush. Call with issue_mu held.
+  // Holds `work`, whose one call `issue` queues, until the next flush. With issue_mutex() held.
   void hold(const c10::intrusive_ptr<Work>& work, Issue issue);
   // Issues what is held as one group, with one completion for all of it. flush_locked: with
-  // issue_mu held.
+  // issue_mutex() held.
   void flush();
   void flush_locked();
-  // Flushes every process group's held calls (before any other call is issued).
-  static void flush_all();
+  // Flushes every process group's held calls (before any other call is issued, and before a
+  // wait: the other half of an exchange may be held on another group), or all but `except`'s.
+  static void flush_all(const P2PCoalescer* except = nullptr);
   // The process group is going: nothing more is held, and flush_all no longer reaches it.
   void close();
 
@@ -44,8 +48,8 @@ class P2PCoalescer : public std::enable_shared_from_this<P2PCoalescer> {
     Issue issue;
   };
   sclStream_t stream_;
-  std::mutex& issue_mu_;
-  std::vector<Held> held_;  // under issue_mu_
+  std::mutex mu_;
+  std::vector<Held> held_;  // under mu_
 };
 
 }  // namespace stratacl_torch

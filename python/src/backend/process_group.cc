@@ -74,7 +74,7 @@ ProcessGroupStrataCL::ProcessGroupStrataCL(const c10::intrusive_ptr<c10d::Store>
     sclCommDestroy(comm_);
     check(r, nullptr, "sclStreamCreate");
   }
-  p2p_ = std::make_shared<P2PCoalescer>(stream_, issue_mu_);
+  p2p_ = std::make_shared<P2PCoalescer>(stream_);
   init();
 }
 
@@ -98,7 +98,7 @@ c10::intrusive_ptr<Work> ProcessGroupStrataCL::launch(c10d::OpType type,
   auto work = c10::make_intrusive<Work>(rank_, type, std::move(outputs), comm_);
   prepare(*work);
   P2PCoalescer::flush_all();  // sends and receives issued before it, on any group, go first
-  std::lock_guard<std::mutex> lock(issue_mu_);
+  std::lock_guard<std::mutex> lock(p2p_->issue_mutex());
   p2p_->flush_locked();  // and any another thread held on this group meanwhile
   if (sequenceNum_) sequenceNum_->increment();
   work->stage_in_after(stream_);
@@ -406,7 +406,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::alltoall(std::vector<at::Te
           src.push_back(w.input(inputs[size_t(p)]));
           dst.push_back(w.output(outputs[size_t(p)]));
         }
-        w.copy_back(outputs[size_t(rank_)], src[size_t(rank_)]);
+        w.copy_back(outputs[me], src[me].view(outputs[me].sizes()));  // numel checked
       },
       [&](sclStream_t s) {
         sclResult_t r = sclGroupStart();
@@ -431,7 +431,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::point_to_point(c10d::OpType
   auto work = c10::make_intrusive<Work>(rank_, type, std::vector<at::Tensor>{t}, comm_);
   const at::Tensor buf = is_send ? work->input(t) : work->output(t);
   sclComm_t comm = comm_;
-  std::lock_guard<std::mutex> lock(issue_mu_);
+  P2PCoalescer::flush_all(p2p_.get());  // what other groups hold goes first
+  std::lock_guard<std::mutex> lock(p2p_->issue_mutex());
   if (sequenceNum_) sequenceNum_->increment();
   p2p_->hold(work, [is_send, buf, peer, comm](sclStream_t s) {
     const Elements e = moved(buf);
@@ -473,12 +474,12 @@ void ProcessGroupStrataCL::monitoredBarrier(const c10d::BarrierOptions& opts, bo
 void ProcessGroupStrataCL::setSequenceNumberForGroup() {
   // Every rank starts at 0 and counts the calls it issues: equal on every rank while the ranks
   // issue the same calls, which is what the number is for.
-  std::lock_guard<std::mutex> lock(issue_mu_);
+  std::lock_guard<std::mutex> lock(p2p_->issue_mutex());
   if (!sequenceNum_) sequenceNum_ = c10d::SequenceNum(0);
 }
 
 uint64_t ProcessGroupStrataCL::getSequenceNumberForGroup() {
-  std::lock_guard<std::mutex> lock(issue_mu_);
+  std::lock_guard<std::mutex> lock(p2p_->issue_mutex());
   TORCH_CHECK(sequenceNum_ && sequenceNum_->isSet(),
               "stratacl: the sequence number was never set (setSequenceNumberForGroup)");
   return sequenceNum_->get();

@@ -87,8 +87,7 @@ class ProcessGroupStrataCL final : public c10d::ProcessGroup {
 
   sclComm_t comm_ = nullptr;
   sclStream_t stream_ = nullptr;
-  std::mutex issue_mu_;  // calls and their completions reach the stream in one order
-  std::shared_ptr<P2PCoalescer> p2p_;
+  std::shared_ptr<P2PCoalescer> p2p_;  // also holds the lock that orders calls on stream_
 };
 
 }  // namespace stratacl_torch

@@ -82,6 +82,7 @@ void Work::on_stage_in(sclStream_t, sclResult_t, void* self) {
   // Nothing was queued between the previous Work's completion and this callback, so the status
   // it consumes is always success.
   c10::intrusive_ptr<Work> work = c10::intrusive_ptr<Work>::reclaim(static_cast<Work*>(self));
+  const at::NoGradGuard no_grad;  // a copy for communication, not part of any graph
   try {
     for (auto& [to, from] : work->copies_in_) to.copy_(from);
   } catch (...) {
@@ -122,6 +123,7 @@ void Work::complete(sclResult_t status) {
         std::string("stratacl: ") + c10d::opTypeToString(retrieveOpType()) +
         " failed: " + sclGetErrorString(status) + ": " + sclGetLastError(comm_)));
   } else {
+    const at::NoGradGuard no_grad;  // a copy for communication, not part of any graph
     try {
       for (auto& [to, from] : copies_) to.copy_(from);
     } catch (...) {
