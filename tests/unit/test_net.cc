@@ -106,16 +106,21 @@ TEST(Endpoint, AReceiveNobodySendsTimesOutAndClosesTheEndpoint) {
   EXPECT_NE(s.message().find("closed"), std::string::npos) << s.message();
 }
 
-TEST(Endpoint, AMessageOfTheWrongSizeIsAnErrorNamingThePeer) {
+TEST(Endpoint, AShorterMessageIsAMismatchNamingThePeerAndLeavesTheEndpointUsable) {
   Self self;
   ASSERT_TRUE(self.ep);
   std::vector<char> small(100), big(200);
   std::vector<Transfer> batch{transfer(false, big.data(), big.size(), 3),
                               transfer(true, small.data(), small.size(), 3)};
   Status s = self.run(batch, 5000);
-  EXPECT_EQ(s.code(), sclRemoteError);
-  EXPECT_NE(s.message().find("peer 0 sent 100 bytes where 200 were expected"), std::string::npos)
+  EXPECT_EQ(s.code(), sclInvalidUsage);
+  EXPECT_NE(s.message().find("peer 0 sent 100 bytes where this rank expects 200"),
+            std::string::npos)
       << s.message();
+  EXPECT_FALSE(self.ep->closed());
+  std::vector<Transfer> next{transfer(false, big.data(), small.size(), 4),
+                             transfer(true, small.data(), small.size(), 4)};
+  EXPECT_TRUE(self.run(next, 5000).ok());
 }
 
 Transfer one_sided(bool send, void* buf, size_t bytes, uint64_t tag) {
