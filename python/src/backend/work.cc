@@ -115,14 +115,13 @@ void Work::on_stream_done(sclStream_t, sclResult_t status, void* self) {
 }
 
 void Work::complete(sclResult_t status) {
+  // A failed copy into a temporary is this Work's error, whatever the calls returned.
   std::exception_ptr error = stage_in_error_;
-  if (error) {
-    // Reported as it is; the calls ran on an unfilled temporary, which is dropped.
-  } else if (status != sclSuccess) {
+  if (!error && status != sclSuccess) {
     error = std::make_exception_ptr(std::runtime_error(
         std::string("stratacl: ") + c10d::opTypeToString(retrieveOpType()) +
         " failed: " + sclGetErrorString(status) + ": " + sclGetLastError(comm_)));
-  } else {
+  } else if (!error) {
     const at::NoGradGuard no_grad;  // a copy for communication, not part of any graph
     try {
       for (auto& [to, from] : copies_) to.copy_(from);
