@@ -123,6 +123,26 @@ sclResult_t sclCommDestroy(sclComm_t comm);
  * Calls on one communicator run in the order they were issued, whatever their streams. In a
  * process forked after StrataCL started, every call returns sclInvalidUsage. */
 sclResult_t sclCommAbort(sclComm_t comm);
+/* Surviving a failure (as NCCL 2.27's ncclCommRevoke and ncclCommShrink, and ULFM).
+ * sclCommRevoke: every rank's pending and later calls on `comm` fail (sclRemoteError, naming the
+ * rank that revoked it); sclCommShrink and sclCommDestroy still work. revokeFlags must be
+ * SCL_REVOKE_DEFAULT. Callable from any thread.
+ * sclCommShrink: every rank not in excludeRanksList calls it; together they build *newcomm, the
+ * communicator of the survivors, ranked in their order in `comm`, without a new rendezvous.
+ * Survivors agree on who is gone: the ranks excluded by any survivor, and those that died or
+ * (across hosts) were lost before the agreement, even when ranks die during it; every survivor
+ * gets the same *newcomm, whose size (sclCommCount) may therefore be smaller than asked. A rank
+ * that dies after the agreement is a member: the first call on *newcomm names it, and the
+ * survivors shrink again. SCL_SHRINK_ABORT revokes `comm` first, so calls still pending on it fail
+ * at once (use it after an error); SCL_SHRINK_DEFAULT waits for them. Heap buffers stay valid.
+ * config NULL: the parent's configuration. A communicator is shrunk once: shrink the child after
+ * a later failure. Then destroy `comm` (it does not wait for the excluded ranks). */
+#define SCL_REVOKE_DEFAULT 0x00
+#define SCL_SHRINK_DEFAULT 0x00
+#define SCL_SHRINK_ABORT 0x01
+sclResult_t sclCommRevoke(sclComm_t comm, int revokeFlags);
+sclResult_t sclCommShrink(sclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                          sclComm_t* newcomm, sclConfig_t* config, int shrinkFlags);
 sclResult_t sclCommGetAsyncError(sclComm_t comm, sclResult_t* asyncError);
 sclResult_t sclCommCount(const sclComm_t comm, int* count);
 sclResult_t sclCommUserRank(const sclComm_t comm, int* rank);

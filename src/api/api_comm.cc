@@ -1,6 +1,7 @@
 // C entry points: version, errors and communicator life cycle.
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "api/handles.h"
 #include "bootstrap/launcher_env.h"
@@ -159,6 +160,61 @@ sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
     *newcomm = child->get();
     api::register_comm(std::move(*child));
   }
+  return sclSuccess;
+}
+
+sclResult_t sclCommRevoke(sclComm_t comm, int revokeFlags) {
+  sclResult_t refused;
+  Communicator* c = lookup(comm, &refused);
+  if (!c) return refused;
+  if (revokeFlags != SCL_REVOKE_DEFAULT) {
+    return report(
+        c, Errorf(sclInvalidArgument, "revokeFlags: %d (must be SCL_REVOKE_DEFAULT)", revokeFlags));
+  }
+  c->revoke_by_user();
+  return sclSuccess;
+}
+
+sclResult_t sclCommShrink(sclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                          sclComm_t* newcomm, sclConfig_t* config, int shrinkFlags) {
+  sclResult_t refused;
+  Communicator* c = lookup(comm, &refused);
+  if (!c) return refused;
+  if (!newcomm) return report(c, Errorf(sclInvalidArgument, "newcomm: NULL output pointer"));
+  *newcomm = nullptr;
+  if (shrinkFlags != SCL_SHRINK_DEFAULT && shrinkFlags != SCL_SHRINK_ABORT) {
+    return report(
+        c, Errorf(sclInvalidArgument,
+                  "shrinkFlags: %d (use SCL_SHRINK_DEFAULT or SCL_SHRINK_ABORT)", shrinkFlags));
+  }
+  const int n = c->nranks();
+  if (excludeRanksCount < 0 || excludeRanksCount >= n) {
+    return report(c, Errorf(sclInvalidArgument,
+                            "excludeRanksCount: %d (must be in [0, %d): someone must remain)",
+                            excludeRanksCount, n));
+  }
+  if (excludeRanksCount > 0 && !excludeRanksList)
+    return report(c, Errorf(sclInvalidArgument, "excludeRanksList: NULL with a count of %d",
+                            excludeRanksCount));
+  std::vector<bool> seen(size_t(n), false);
+  for (int i = 0; i < excludeRanksCount; ++i) {
+    const int r = excludeRanksList[i];
+    if (r < 0 || r >= n) {
+      return report(c, Errorf(sclInvalidArgument,
+                              "excludeRanksList[%d]: rank %d is out of range [0, %d)", i, r, n));
+    }
+    if (seen[size_t(r)]) {
+      return report(
+          c, Errorf(sclInvalidArgument, "excludeRanksList[%d]: rank %d is listed twice", i, r));
+    }
+    seen[size_t(r)] = true;
+  }
+  Result<std::shared_ptr<Communicator>> child =
+      c->shrink(c->issue(), std::span<const int>(excludeRanksList, size_t(excludeRanksCount)),
+                config, shrinkFlags == SCL_SHRINK_ABORT);
+  if (!child.ok()) return report(c, child.status());
+  *newcomm = child->get();
+  api::register_comm(std::move(*child));
   return sclSuccess;
 }
 

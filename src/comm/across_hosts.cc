@@ -156,7 +156,8 @@ Status Communicator::start_heartbeat() {
   const net::Rail& rail = *rail_;
   Status started = (*hb)->start(
       names, world_rank_, cards[0].nonce, std::move(watched), process_value(Var::kNetLostMs),
-      [&rail](int w) { return rail.who(w); }, Deadline::after_ms(cfg_.timeout_ms.value));
+      [&rail](int w) { return rail.who(w); }, Deadline::after_ms(cfg_.timeout_ms.value),
+      ShrinkRecord::words_for(world_nranks_) * sizeof(uint64_t));
   if (!started.ok()) {
     // The peers that started must fail too, not take our closing for a goodbye.
     (*hb)->fail(net::Heartbeat::State::kFailed, world_rank_);

@@ -70,6 +70,11 @@ void Communicator::skip(uint32_t ticket, bool counted) {
   }
 }
 
+void Communicator::revoke_by_user() {
+  revoke(Errorf(sclRemoteError, "rank %d revoked the communicator (sclCommRevoke)", rank())
+             .with_culprit(ctx_.rank));
+}
+
 void Communicator::abort() {
   membership_.abort();
   if (heartbeat_) heartbeat_->fail(net::Heartbeat::State::kAborted, world_rank_);
@@ -88,7 +93,14 @@ void Communicator::destroy() {
   }
   Turn turn(order_);
   if (ctx_.nranks == 0) return;
-  departed_ = membership_.depart(*waiter_, live_, ctx_.nranks, ctx_.rank, ctx_.timeout_ms);
+  // Ranks a shrink left out may be alive (excluded, not dead) but will never depart.
+  std::vector<bool> left_out(size_t(ctx_.nranks), false);
+  for (int p = 0; p < ctx_.nranks && shrunk_away_.size() > 0; ++p) {
+    const int w = rail_ ? rail_->topology().world_of(rail_->topology().host, p) : p;
+    left_out[size_t(p)] = shrunk_away_.has(w);
+  }
+  departed_ =
+      membership_.depart(*waiter_, live_, ctx_.nranks, ctx_.rank, ctx_.timeout_ms, left_out);
   if (rail_) rail_->flush();
   if (heartbeat_) heartbeat_->leave();
   release_shared_memory();

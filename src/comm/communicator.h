@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "comm/call_order.h"
 #include "comm/control_layout.h"
 #include "comm/error_state.h"
+#include "comm/shrink_record.h"
 #include "core/config.h"
 #include "core/status.h"
 #include "fabric/cma_agreement.h"
@@ -80,6 +82,14 @@ class Communicator : public sclComm {
   Result<std::shared_ptr<Communicator>> split(uint32_t ticket, int color, int key,
                                               const sclConfig_t* config);
 
+  // sclCommShrink, in its ticket's turn (comm/comm_shrink.cc): the survivors' communicator,
+  // without the ranks in `exclude` and those the survivors find gone meanwhile.
+  // `abort_first`: revoke first, so that pending calls fail at once (SCL_SHRINK_ABORT).
+  Result<std::shared_ptr<Communicator>> shrink(uint32_t ticket, std::span<const int> exclude,
+                                               const sclConfig_t* config, bool abort_first);
+  // sclCommRevoke: every rank's pending and later calls fail; destroy and shrink still work.
+  void revoke_by_user();
+
   // Waits until every call issued before it is through, then leaves after a departure barrier
   // with the peers (bounded by the timeout), so no peer can still be reading our blocks when
   // their memory is reused. Later calls fail: the communicator is destroyed.
@@ -127,6 +137,30 @@ class Communicator : public sclComm {
                      std::vector<net::SplitCard>* cards);
   Status join_across_hosts(const std::vector<net::SplitCard>& cards, int color, int parent_rank,
                            const net::Rail& parent);
+  // A child's network (split or shrink): its members' hosts and endpoint addresses, in child
+  // rank order, and our child rank. A child whose members share one host needs none.
+  Status join_network(const std::vector<uint64_t>& hosts,
+                      const std::vector<std::vector<uint8_t>>& names, int me);
+
+  // sclCommShrink (comm/comm_shrink.cc, comm/shrink_across_hosts.cc).
+  class ShrinkBoard;
+  Result<std::shared_ptr<Communicator>> shrink_in_turn(std::span<const int> exclude,
+                                                       const sclConfig_t* config);
+  Status publish_shrink_record(const ShrinkRecord& rec);
+  std::optional<ShrinkRecord> shrink_record_of(int world) const;
+  bool shrink_peer_gone(int world) const;
+  Status gather_members(const RankSet& gone, const Deadline& deadline, std::vector<int>* members,
+                        std::vector<ShrinkRecord>* parts) const;
+  Status join_shrunk(Communicator& parent, const std::vector<int>& members,
+                     const std::vector<ShrinkRecord>& parts);
+  Status prepare_child_endpoint(Communicator& child, ShrinkPart* part);
+  // The hosts the child's members are on, in member order: as in the parent when every host
+  // keeps the same number of members, else one "host" per member (each its own network node).
+  std::vector<uint64_t> shrunk_hosts(const std::vector<int>& members) const;
+  // The members on our host in the child (all of them without a network).
+  std::vector<int> shrunk_host_members(const std::vector<int>& members) const;
+  Status join_shrunk_across_hosts(const Communicator& parent, const std::vector<int>& members,
+                                  const std::vector<ShrinkRecord>& parts);
   // The rail over `ep`, which asks usable() while it waits.
   void set_rail(std::unique_ptr<net::Endpoint> ep, const net::Topology& topo);
   // Opens the heartbeat, shares its address with every rank over the rail, and starts it.
@@ -161,12 +195,14 @@ class Communicator : public sclComm {
   P2PState p2p_;
   CallOrder order_;
   ErrorState errors_;
-  void* cb_ = nullptr;         // our control block, in our data heap
-  void* doorbells_ = nullptr;  // its doorbells, in our doorbell heap
-  void* staging_ = nullptr;    // our staging area (touched only for foreign buffers)
-  int host_ranks_ = 0;         // ranks of the communicator this was split from, at least
-  bool published_ = false;     // peers know where our blocks are: free them only after departing
-  bool departed_ = false;      // a departure barrier completed: no peer reads our blocks any more
+  uint64_t* shrink_words_ = nullptr;  // our shrink record, in our data heap
+  RankSet shrunk_away_;               // the ranks a shrink left out: destroy does not wait for them
+  void* cb_ = nullptr;                // our control block, in our data heap
+  void* doorbells_ = nullptr;         // its doorbells, in our doorbell heap
+  void* staging_ = nullptr;           // our staging area (touched only for foreign buffers)
+  int host_ranks_ = 0;                // ranks of the communicator this was split from, at least
+  bool published_ = false;  // peers know where our blocks are: free them only after departing
+  bool departed_ = false;   // a departure barrier completed: no peer reads our blocks any more
   std::atomic<bool> destroyed_{false};
 };
 

@@ -261,6 +261,8 @@ void Communicator::release_shared_memory() {
   }
   quarantine_.release_all();
   hier_moe_.release();
+  if (shrink_words_) (void)heap->release(shrink_words_);
+  shrink_words_ = nullptr;
   if (cb_) {
     static_cast<ControlBlock*>(cb_)->instance.store(0, std::memory_order_release);
     (void)heap->release(cb_);

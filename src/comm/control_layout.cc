@@ -9,6 +9,7 @@ ControlLayout ControlLayout::of(int nranks) {
   l.settings = l.regions.add<SharedSettings>();
   l.split = l.regions.add<SplitAnnouncement>();
   l.moe = l.regions.add<moe::Lines>();
+  l.shrink = l.regions.add<ShrinkSlot>();
   return l;
 }
 

@@ -7,6 +7,7 @@
 
 #include "coll/context.h"
 #include "comm/shared_settings.h"
+#include "comm/shrink_record.h"
 #include "fabric/cma_agreement.h"
 #include "moe/lines.h"
 #include "sync/region.h"
@@ -29,6 +30,7 @@ struct ControlLayout {
   Region<SharedSettings> settings;
   Region<SplitAnnouncement> split;
   Region<moe::Lines> moe;
+  Region<ShrinkSlot> shrink;
 
   static ControlLayout of(int nranks);
   size_t bytes() const { return regions.total_bytes(); }

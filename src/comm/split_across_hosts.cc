@@ -56,23 +56,27 @@ Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards,
   }
   std::stable_sort(members.begin(), members.end(),
                    [&](int a, int b) { return cards[size_t(a)].key < cards[size_t(b)].key; });
-  const net::Topology& pt = parent.topology();
   std::vector<uint64_t> hosts;
   std::vector<std::vector<uint8_t>> names;
   int me = -1;
   for (size_t i = 0; i < members.size(); ++i) {
     const net::SplitCard& c = cards[size_t(members[i])];
-    hosts.push_back(uint64_t(pt.host_of(members[i])));
+    hosts.push_back(uint64_t(parent.topology().host_of(members[i])));
     names.emplace_back(c.name, c.name + std::min<size_t>(c.name_bytes, sizeof c.name));
     if (members[i] == parent_rank) me = int(i);
   }
+  return join_network(hosts, names, me);
+}
+
+Status Communicator::join_network(const std::vector<uint64_t>& hosts,
+                                  const std::vector<std::vector<uint8_t>>& names, int me) {
   std::unique_ptr<net::Endpoint> ep = std::move(child_ep_);
   Result<net::Topology> topo = net::Topology::of(hosts, me);
   if (!topo.ok()) return topo.status();
   if (topo->hosts == 1) return Status::Ok();  // every member on our host: no network needed
   SCL_TRY(ep->connect(names, me));
   world_rank_ = me;
-  world_nranks_ = int(members.size());
+  world_nranks_ = int(names.size());
   set_rail(std::move(ep), *topo);
   return start_heartbeat();
 }

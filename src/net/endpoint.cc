@@ -180,6 +180,17 @@ Status Endpoint::listen(Transfer& t) {
   return rc == 0 ? Status::Ok() : fabric_error("posting a receive", int(rc));
 }
 
+Status Endpoint::post_async(Transfer& t) {
+  if (closed()) return Errorf(sclRemoteError, "network: the endpoint is closed");
+  t.done = false, t.failed = false;
+  Result<void*> d = regs_->desc(t.buf, t.bytes);
+  if (!d.ok()) return d.status();
+  t.desc = *d;
+  const ssize_t rc = post(t);
+  return rc == 0 ? Status::Ok()
+                 : fabric_error(t.send ? "posting a send" : "posting a receive", int(rc));
+}
+
 bool Endpoint::read_async() {
   fi_cq_tagged_entry entries[16];
   const ssize_t n = fi_cq_read(cq_, entries, 16);
@@ -187,6 +198,7 @@ bool Endpoint::read_async() {
     auto* t = static_cast<Transfer*>(entries[k].op_context);
     if (!t) continue;  // no transfer of ours (the heartbeat's endpoint is written by nobody)
     t->tag = entries[k].tag >> kPeerBits;
+    if (!t->send) t->bytes = entries[k].len;
     t->done = true;
   }
   if (n == -FI_EAVAIL) {

@@ -146,6 +146,9 @@ class Endpoint {
   // readable.
   bool signal(int peer, uint64_t tag);
   Status listen(Transfer& t);
+  // Posts a send or a receive of t.bytes at t.buf (a receive may meet a shorter message: poll()
+  // then sets t.bytes to what arrived) for poll() to complete. A small send is done on return.
+  Status post_async(Transfer& t);
   void poll(int ms, int wake_fd);
   // Drives the provider for `ns` with nothing of ours outstanding: small sends it copied and
   // queued (a full socket) leave before the endpoint goes. Reads no transfer's completion.

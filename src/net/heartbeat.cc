@@ -17,6 +17,8 @@ namespace {
 constexpr int kStateBits = 2, kWordBits = kStateBits + 17;
 constexpr uint64_t kWordMask = (uint64_t(1) << kWordBits) - 1;
 constexpr uint64_t kNonceMask = (uint64_t(1) << 24) - 1;
+// A record's tag: this bit above the nonce, and its number (mod 2^19) in the word's bits.
+constexpr uint64_t kRecordTag = uint64_t(1) << (kWordBits + 24);
 constexpr int kBeatsPerLoss = 8;
 constexpr int64_t kGoodbyeNs = 20 * 1000 * 1000;  // lets the goodbye leave before the close
 constexpr int64_t kFirstBeatsNs = 10 * 1000 * 1000;
@@ -48,8 +50,12 @@ Heartbeat::~Heartbeat() {
 
 Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self, uint64_t nonce,
                         std::vector<int> watched, int64_t lost_after_ms, PeerName who,
-                        const Deadline& deadline) {
+                        const Deadline& deadline, size_t record_bytes) {
   SCL_TRY(ep_->connect(names, self));
+  record_bytes_ = record_bytes;
+  records_.assign(names.size(), std::nullopt);
+  record_versions_.assign(names.size(), 0);
+  silent_ = std::make_unique<std::atomic<bool>[]>(names.size());
   nonce_ = nonce & kNonceMask;
   watched_ = std::move(watched);
   lost_after_ns_ = lost_after_ms * 1000000;
@@ -86,6 +92,96 @@ Status Heartbeat::check(int waiting_on) const {
 void Heartbeat::fail(State why, int culprit) {
   uint64_t alive = word_of(State::kAlive, -1);
   if (word_.compare_exchange_strong(alive, word_of(why, culprit))) wake();
+}
+
+void Heartbeat::set_record(std::vector<uint64_t> words) {
+  {
+    std::lock_guard<std::mutex> lock(records_mu_);
+    my_record_ = std::move(words);
+    my_version_.store(((my_version_.load(std::memory_order_relaxed) + 1) & kWordMask) ?: 1,
+                      std::memory_order_release);
+  }
+  wake();
+}
+
+std::optional<std::vector<uint64_t>> Heartbeat::record(int peer) const {
+  std::lock_guard<std::mutex> lock(records_mu_);
+  if (peer < 0 || size_t(peer) >= records_.size()) return std::nullopt;
+  return records_[size_t(peer)];
+}
+
+bool Heartbeat::gone(int peer) const {
+  return silent_[size_t(peer)].load(std::memory_order_acquire) ||
+         left_at_[size_t(peer)].load(std::memory_order_acquire) != 0;
+}
+
+// Per watched rank: the record being sent to it and the receive of its next one.
+struct Heartbeat::RecordLines {
+  explicit RecordLines(size_t watched)
+      : out(watched),
+        in(watched),
+        out_bufs(watched),
+        in_bufs(watched),
+        sent(watched, 0),
+        sending(watched, false),
+        listening(watched, false) {}
+  std::vector<Transfer> out, in;
+  std::vector<std::vector<uint64_t>> out_bufs, in_bufs;
+  std::vector<uint32_t> sent;  // the number of the record last sent
+  std::vector<bool> sending, listening;
+};
+
+void Heartbeat::post_records(RecordLines& lines) {
+  if (record_bytes_ == 0) return;
+  const uint32_t version = my_version_.load(std::memory_order_acquire);
+  for (size_t i = 0; i < watched_.size(); ++i) {
+    const int p = watched_[i];
+    if (!lines.listening[i]) {
+      lines.in_bufs[i].assign((record_bytes_ + 7) / 8, 0);
+      Transfer& t = lines.in[i];
+      t = Transfer{};
+      t.peer = p, t.buf = lines.in_bufs[i].data(), t.bytes = record_bytes_;
+      t.tag = kRecordTag | nonce_ << kWordBits;
+      t.ignore = kWordMask;
+      lines.listening[i] = ep_->post_async(t).ok();
+    }
+    if (version == 0 || lines.sending[i] || lines.sent[i] == version ||
+        left_at_[size_t(p)].load(std::memory_order_acquire) != 0) {
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(records_mu_);
+      lines.out_bufs[i] = my_record_;
+    }
+    Transfer& t = lines.out[i];
+    t = Transfer{};
+    t.send = true, t.peer = p;
+    t.buf = lines.out_bufs[i].data(), t.bytes = lines.out_bufs[i].size() * sizeof(uint64_t);
+    t.tag = kRecordTag | nonce_ << kWordBits | version;
+    if (ep_->post_async(t).ok()) {
+      lines.sent[i] = version;
+      lines.sending[i] = !t.done;
+    }
+  }
+}
+
+void Heartbeat::reap_records(RecordLines& lines) {
+  for (size_t i = 0; i < watched_.size(); ++i) {
+    if (lines.sending[i] && lines.out[i].done) lines.sending[i] = false;
+    Transfer& t = lines.in[i];
+    if (!lines.listening[i] || !t.done) continue;
+    lines.listening[i] = false;  // listen again at the next post_records()
+    if (t.failed || t.bytes % sizeof(uint64_t) != 0) continue;
+    const uint32_t version = uint32_t(t.tag & kWordMask);
+    std::lock_guard<std::mutex> lock(records_mu_);
+    const size_t p = size_t(watched_[i]);
+    // Numbers wrap at 2^19: "newer" is within half of that ahead.
+    const uint32_t ahead = (version - record_versions_[p]) & kWordMask;
+    if (records_[p] && (ahead == 0 || ahead > (kWordMask >> 1))) continue;
+    records_[p].emplace(lines.in_bufs[i].begin(),
+                        lines.in_bufs[i].begin() + long(t.bytes / sizeof(uint64_t)));
+    record_versions_[p] = version;
+  }
 }
 
 void Heartbeat::leave() {
@@ -144,7 +240,9 @@ void Heartbeat::loop() {
   int64_t next_beat = 0;
   uint64_t said = ~uint64_t(0);
   bool silent = false;  // a watched rank was lost to silence
+  RecordLines records(watched_.size());
   while (!stopping_.load(std::memory_order_acquire)) {
+    post_records(records);
     for (size_t i = 0; i < ears.size(); ++i) {
       if (listening[i]) continue;
       ears[i] = Transfer{};
@@ -169,6 +267,7 @@ void Heartbeat::loop() {
     // A wait that ran far past what it asked for (the machine stalled, the process was
     // stopped) is our silence, not the peers': count theirs from now.
     if (now - before > asked_ms * 1000000 + 2 * period) std::fill(last.begin(), last.end(), now);
+    reap_records(records);
     for (size_t i = 0; i < ears.size(); ++i) {
       if (listening[i] && ears[i].done) {
         listening[i] = false;  // listen again at the top of the loop
@@ -185,6 +284,9 @@ void Heartbeat::loop() {
         }
       }
       const int p = watched_[i];
+      if (now - last[i] > lost_after_ns_ &&
+          left_at_[size_t(p)].load(std::memory_order_acquire) == 0)
+        silent_[size_t(p)].store(true, std::memory_order_release);
       if (now - last[i] > lost_after_ns_ && !silent &&
           left_at_[size_t(p)].load(std::memory_order_acquire) == 0) {
         silent = true;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -45,9 +46,10 @@ class Heartbeat {
   // succeeds and check() reports the failure at the first call. Only a watched rank gone silent
   // for the loss time, or the deadline, fails start(). `nonce`: the same on every rank of this
   // communicator, and only its beats count. `who` names a rank in errors.
+  // `record_bytes`: the largest record (below) a peer may send.
   Status start(const std::vector<std::vector<uint8_t>>& names, int self, uint64_t nonce,
                std::vector<int> watched, int64_t lost_after_ms, PeerName who,
-               const Deadline& deadline);
+               const Deadline& deadline, size_t record_bytes = 0);
 
   // Why calls cannot go on, or ok: a watched rank was lost or failed, or `waiting_on` (a rank
   // a call waits to receive from; -1: none) left the communicator. Cheap when all is well.
@@ -61,6 +63,14 @@ class Heartbeat {
   // The culprit of the first loss or failure heard, or -1.
   int culprit() const { return lost_culprit_.load(std::memory_order_acquire); }
 
+  // Records (sclCommShrink's votes, comm/shrink_record.h): ours goes to every watched rank now,
+  // and again whenever it changes; of each rank's, the latest is kept. A record travels as one
+  // message whose tag says it is one and numbers it, so a late one never replaces a newer.
+  void set_record(std::vector<uint64_t> words);
+  std::optional<std::vector<uint64_t>> record(int peer) const;
+  // Whether a watched rank is gone for good: silent for the loss time, or it said goodbye.
+  bool gone(int peer) const;
+
  private:
   explicit Heartbeat(std::unique_ptr<Endpoint> ep) : ep_(std::move(ep)) {}
   void loop();
@@ -72,6 +82,10 @@ class Heartbeat {
   // `silence`: a watched rank was not heard for the loss time (else: it said it failed).
   void lose(Status why, int culprit, bool silence);
   void wake() const;
+  // The loop's share of the records: sends ours where it changed, keeps what arrived.
+  struct RecordLines;
+  void post_records(RecordLines& lines);
+  void reap_records(RecordLines& lines);
 
   std::unique_ptr<Endpoint> ep_;  // the thread's; it closes it when it ends
   int wake_fd_ = -1;              // an eventfd: fail() and leave() interrupt the thread's sleep
@@ -90,7 +104,15 @@ class Heartbeat {
   bool silence_ = false;  // guarded by mu_: lose() was told of a silent rank
   std::atomic<int> lost_culprit_{-1};
   mutable std::mutex mu_;
-  Status lost_why_;  // guarded by mu_; set once
+  Status lost_why_;                              // guarded by mu_; set once
+  std::unique_ptr<std::atomic<bool>[]> silent_;  // per rank: lost to silence
+
+  size_t record_bytes_ = 0;
+  mutable std::mutex records_mu_;
+  std::vector<uint64_t> my_record_;                            // guarded by records_mu_
+  std::atomic<uint32_t> my_version_{0};                        // 0: no record yet
+  std::vector<std::optional<std::vector<uint64_t>>> records_;  // guarded; per rank
+  std::vector<uint32_t> record_versions_;                      // guarded; per rank
 };
 
 }  // namespace stratacl::net

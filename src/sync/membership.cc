@@ -53,7 +53,7 @@ Status Membership::revoked() const {
 }
 
 bool Membership::depart(const Waiter& waiter, const Liveness& live, int nranks, int rank,
-                        int64_t timeout_ms) {
+                        int64_t timeout_ms, const std::vector<bool>& left_out) {
   ControlBlock* me = mine_.cb;
   uint32_t expected = kNotRevoked;
   me->revoked.compare_exchange_strong(expected, kDeparted);
@@ -65,7 +65,7 @@ bool Membership::depart(const Waiter& waiter, const Liveness& live, int nranks, 
   const Deadline deadline =
       Deadline::after_ms(aborted() ? std::min<int64_t>(timeout_ms, 2000) : timeout_ms);
   for (int p = 0; p < nranks; ++p) {
-    if (p == rank) continue;
+    if (p == rank || (size_t(p) < left_out.size() && left_out[size_t(p)])) continue;
     int64_t nap_ns = 1000;
     while (!waiter.departed(p)) {
       if (live.is_dead(p)) break;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <vector>
 
 #include "core/status.h"
 #include "sync/doorbells.h"
@@ -33,8 +34,10 @@ class Membership {
   // waits until every peer departed or died, so none still reads our blocks. It only reads peers'
   // memory: a peer that passed the barrier first may have freed its block already. Bounded by
   // `timeout_ms` (2 s at most after an abort); false when it ran out, and then our blocks must be
-  // leaked rather than freed.
-  bool depart(const Waiter& waiter, const Liveness& live, int nranks, int rank, int64_t timeout_ms);
+  // leaked rather than freed. Ranks marked in `left_out` (which a shrink excluded) are not waited
+  // for.
+  bool depart(const Waiter& waiter, const Liveness& live, int nranks, int rank, int64_t timeout_ms,
+              const std::vector<bool>& left_out = {});
 
  private:
   void wake_sleepers() const;

@@ -46,6 +46,10 @@ bool Waiter::departed(int r) const {
          cb->depart.value.load(std::memory_order_acquire) != 0;
 }
 
+bool Waiter::freed(int r) const {
+  return blocks_[size_t(r)].cb->instance.load(std::memory_order_acquire) != instances_[size_t(r)];
+}
+
 // Rank r is dead. If it revoked the communicator before it exited, it is not the cause: the rank
 // it blamed is (three ranks, rank 1 stopped: rank 0 times out naming rank 1 and exits; rank 2
 // must name rank 1 too, not rank 0).

@@ -59,6 +59,8 @@ class Waiter {
   bool oversubscribed() const { return policy_.yield_while_spinning; }
   // True once rank r has destroyed the communicator (its block may already be freed).
   bool departed(int r) const;
+  // True once rank r's block was freed: nothing in it may be read any more.
+  bool freed(int r) const;
 
  private:
   Status dead_peer(int r) const;

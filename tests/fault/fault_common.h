@@ -78,6 +78,8 @@ int run_host_loss(double lost_s, bool abort_one);
 int run_host_stall(double lost_s);
 int run_stop_culprit();
 int run_p2p_slot_status(int iterations);
+// 4 ranks: `victim` dies mid-loop, `second` while it shrinks; times are written under `dir`.
+int run_shrink(int victim, int second, const std::string& dir);
 int run_send_abort(int iterations);
 int run_moe_bad_arguments();
 int run_moe_mismatch();

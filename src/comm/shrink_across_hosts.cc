@@ -1,0 +1,56 @@
+// sclCommShrink when the parent spans hosts: each survivor opens the child's endpoint before it
+// votes, and its address travels with the vote (the heartbeat carries votes between hosts). The
+// hierarchical algorithms need every host to hold the same number of ranks; survivors spread
+// unevenly (one rank of two hosts x two died) make a child whose every rank is its own network
+// node: it works everywhere, with traffic between ranks of one host going through the provider.
+#include <algorithm>
+#include <cstring>
+
+#include "comm/communicator.h"
+
+namespace stratacl {
+
+Status Communicator::prepare_child_endpoint(Communicator& child, ShrinkPart* part) {
+  Result<std::unique_ptr<net::Endpoint>> ep =
+      net::Endpoint::open(rail_->endpoint().spin_ns(), true);
+  if (!ep.ok()) return ep.status();
+  const std::vector<uint8_t> name = (*ep)->name();
+  if (name.empty() || name.size() > sizeof part->name)
+    return Errorf(sclSystemError, "shrink: a network address of %zu bytes", name.size());
+  std::memcpy(part->name, name.data(), name.size());
+  part->name_bytes = uint32_t(name.size());
+  child.child_ep_ = std::move(*ep);
+  return Status::Ok();
+}
+
+std::vector<uint64_t> Communicator::shrunk_hosts(const std::vector<int>& members) const {
+  std::vector<uint64_t> hosts;
+  for (int w : members) hosts.push_back(uint64_t(rail_->topology().host_of(w)));
+  if (net::Topology::of(hosts, 0).ok()) return hosts;
+  for (size_t i = 0; i < members.size(); ++i) hosts[i] = i;
+  return hosts;
+}
+
+std::vector<int> Communicator::shrunk_host_members(const std::vector<int>& members) const {
+  if (!rail_) return members;
+  const std::vector<uint64_t> hosts = shrunk_hosts(members);
+  const size_t me = size_t(std::find(members.begin(), members.end(), rank()) - members.begin());
+  std::vector<int> local;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (hosts[i] == hosts[me]) local.push_back(members[i]);
+  }
+  return local;
+}
+
+Status Communicator::join_shrunk_across_hosts(const Communicator& parent,
+                                              const std::vector<int>& members,
+                                              const std::vector<ShrinkRecord>& parts) {
+  std::vector<std::vector<uint8_t>> names;
+  for (const ShrinkRecord& r : parts)
+    names.emplace_back(r.part.name, r.part.name + r.part.name_bytes);
+  const int me =
+      int(std::find(members.begin(), members.end(), parent.rank()) - members.begin());
+  return join_network(parent.shrunk_hosts(members), names, me);
+}
+
+}  // namespace stratacl
