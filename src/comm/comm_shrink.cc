@@ -94,9 +94,9 @@ bool Communicator::shrink_peer_gone(int world) const {
 }
 
 Result<std::shared_ptr<Communicator>> Communicator::shrink(uint32_t ticket,
-                                                            std::span<const int> exclude,
-                                                            const sclConfig_t* config,
-                                                            bool abort_first) {
+                                                           std::span<const int> exclude,
+                                                           const sclConfig_t* config,
+                                                           bool abort_first) {
   if (abort_first) {
     // Calls still pending here or on peers fail at once, instead of at their deadlines.
     revoke(Errorf(sclRemoteError, "rank %d revoked the communicator to shrink it", rank()));

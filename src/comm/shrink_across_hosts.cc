@@ -48,8 +48,7 @@ Status Communicator::join_shrunk_across_hosts(const Communicator& parent,
   std::vector<std::vector<uint8_t>> names;
   for (const ShrinkRecord& r : parts)
     names.emplace_back(r.part.name, r.part.name + r.part.name_bytes);
-  const int me =
-      int(std::find(members.begin(), members.end(), parent.rank()) - members.begin());
+  const int me = int(std::find(members.begin(), members.end(), parent.rank()) - members.begin());
   return join_network(parent.shrunk_hosts(members), names, me);
 }
 

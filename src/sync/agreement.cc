@@ -15,7 +15,8 @@ RankSet RankSet::of_words(int n, const uint64_t* words) {
 }
 
 void RankSet::add_all(const RankSet& other) {
-  for (size_t i = 0; i < words_.size() && i < other.words_.size(); ++i) words_[i] |= other.words_[i];
+  for (size_t i = 0; i < words_.size() && i < other.words_.size(); ++i)
+    words_[i] |= other.words_[i];
 }
 
 int RankSet::count() const {
@@ -28,7 +29,7 @@ namespace {
 
 // What one pass over the board found.
 struct Pass {
-  bool complete = true;  // every rank outside our set voted in our round or later, or is gone
+  bool complete = true;   // every rank outside our set voted in our round or later, or is gone
   bool unanimous = true;  // and every such vote is ours: our round, our set
   uint32_t highest = 0;   // the highest round read
   RankSet gone;           // our set, with every set read and every rank that never came
@@ -81,9 +82,10 @@ Result<RankSet> agree_on_gone(VoteBoard& board, int self, RankSet gone, const De
       SCL_TRY(board.publish(mine));
       return mine.gone;
     }
-    if (pass.complete) {
-      // Something differed: vote again with everything learnt, in a round no one has voted yet
-      // unless someone is ahead of us (then in theirs, to meet them there).
+    if (pass.complete || pass.gone != mine.gone) {
+      // Something differed, or a vote named ranks gone that we still wait for: vote again with
+      // everything learnt, in a round no one has voted yet unless someone is ahead of us (then
+      // in theirs, to meet them there).
       mine.round = pass.highest > mine.round ? pass.highest : mine.round + 1;
       mine.gone = pass.gone;
       SCL_TRY(board.publish(mine));

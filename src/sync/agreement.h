@@ -9,7 +9,8 @@
 // a vote published before the death stays readable. When every one of those votes is its own
 // round and set, the rank decides and says so on the board; otherwise it takes the union of the
 // sets (and the gone ranks that never reached its round) and votes again, in the highest round
-// seen or the next. A rank that reads a decided vote adopts it.
+// seen or the next. It does so at once, without waiting, when a vote names ranks gone that it
+// still waits for. A rank that reads a decided vote adopts it.
 //
 // Why two survivors cannot decide differently: a rank decides in round k only when every rank
 // outside its set voted (k, the same set). Another rank outside that set reads those same votes,

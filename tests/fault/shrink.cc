@@ -68,7 +68,7 @@ int run_shrink(int victim, int second, const std::string& dir) {
   std::vector<int> members(static_cast<size_t>(world), 0);
   for (int r = 0; r < world; ++r) members[size_t(r)] = r;
   int shrinks = 0;
-  double failed_at = 0;  // when the last failure was seen; 0 after the next success
+  double failed_at = 0;              // when the last failure was seen; 0 after the next success
   std::vector<double> recovered_at;  // the first good call after each failure
   std::string death = dir + "/death" + std::to_string(victim);
   std::string second_death = dir + "/death" + std::to_string(second);
@@ -85,9 +85,9 @@ int run_shrink(int victim, int second, const std::string& dir) {
         float want = 0;
         for (int m : members) want += value_of(m, it, i);
         if (y[i] != want) {
-          expect(false, "allreduce element", "iteration " + std::to_string(it) + " element " +
-                                                 std::to_string(i) + ": " + std::to_string(y[i]) +
-                                                 " want " + std::to_string(want));
+          expect(false, "allreduce element",
+                 "iteration " + std::to_string(it) + " element " + std::to_string(i) + ": " +
+                     std::to_string(y[i]) + " want " + std::to_string(want));
           break;
         }
       }
@@ -117,13 +117,14 @@ int run_shrink(int victim, int second, const std::string& dir) {
     int n = 0;
     sclCommCount(comm, &n);
     for (int m = 0; m < n; ++m) {
-      if (members[size_t(m)] == victim && msg.find("rank " + std::to_string(m) + " ") != std::string::npos)
+      if (members[size_t(m)] == victim &&
+          msg.find("rank " + std::to_string(m) + " ") != std::string::npos)
         exclude.push_back(m);
     }
     sclComm_t child = nullptr;
     const double t0 = now_s();
-    const sclResult_t s = sclCommShrink(comm, exclude.data(), int(exclude.size()), &child,
-                                        nullptr, SCL_SHRINK_ABORT);
+    const sclResult_t s =
+        sclCommShrink(comm, exclude.data(), int(exclude.size()), &child, nullptr, SCL_SHRINK_ABORT);
     const double took = now_s() - t0;
     if (s != sclSuccess) {
       expect(false, "shrink", std::string(sclGetErrorString(s)) + ": " + sclGetLastError(comm));
@@ -154,7 +155,8 @@ int run_shrink(int victim, int second, const std::string& dir) {
       if (died > 0 && t > died) return (t - died) * 1e3;
     return -1.0;
   };
-  const double first_ms = recovery_ms(read_time(death)), second_ms = recovery_ms(read_time(second_death));
+  const double first_ms = recovery_ms(read_time(death)),
+               second_ms = recovery_ms(read_time(second_death));
   std::printf(
       "rank %d: SHRUNK: %d iterations checked, %d shrinks, final size %d; from the first death to "
       "the first good call %.1f ms, from the second %.1f ms\n",
