@@ -80,6 +80,8 @@ int run_stop_culprit();
 int run_p2p_slot_status(int iterations);
 // 4 ranks: `victim` dies mid-loop, `second` while it shrinks; times are written under `dir`.
 int run_shrink(int victim, int second, const std::string& dir);
+// 4 ranks: bad arguments, a healthy shrink, revocation, a survivor another one excludes.
+int run_shrink_cases();
 int run_send_abort(int iterations);
 int run_moe_bad_arguments();
 int run_moe_mismatch();

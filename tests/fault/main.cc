@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     return how == "stall" ? fault::run_host_stall(lost_s)
                           : fault::run_host_loss(lost_s, how == "abort");
   }
+  if (which == "shrink_cases") return fault::run_shrink_cases();
   if (which == "shrink" && argc > 4)
     return fault::run_shrink(std::atoi(argv[2]), std::atoi(argv[3]), argv[4]);
   if (which == "p2p_slot_status")
@@ -58,6 +59,6 @@ int main(int argc, char** argv) {
       "cma_refused|settings_disagree [TEXT]|fork_child|read_only_heaps|abort_blocked "
       "N|init_interference|\n"
       "failed_init|split_failure|call_deadline|stop_culprit|p2p_slot_status N|send_abort N|\n"
-      "host_loss LOST_S [abort|stall]|shrink VICTIM SECOND DIR\n");
+      "host_loss LOST_S [abort|stall]|shrink VICTIM SECOND DIR|shrink_cases\n");
   return 2;
 }

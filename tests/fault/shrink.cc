@@ -169,3 +169,105 @@ int run_shrink(int victim, int second, const std::string& dir) {
 }
 
 }  // namespace fault
+
+namespace fault {
+namespace {
+
+// An allreduce of each member's world rank + 1 over `comm`, checked against `members`.
+bool sums_right(sclComm_t comm, const std::vector<int>& members, int world_rank) {
+  float* v = nullptr;
+  sclMemAlloc(reinterpret_cast<void**>(&v), 64 * sizeof(float));
+  for (int i = 0; i < 64; ++i) v[i] = float(world_rank + 1);
+  const sclResult_t r = sclAllReduce(v, v, 64, sclFloat32, sclSum, comm, nullptr);
+  float want = 0;
+  for (int m : members) want += float(m + 1);
+  bool ok = r == sclSuccess;
+  for (int i = 0; i < 64 && ok; ++i) ok = v[i] == want;
+  sclMemFree(v);
+  return ok;
+}
+
+}  // namespace
+
+// 4 ranks, no deaths: bad arguments; a shrink of a healthy communicator that leaves rank 3 out
+// (which destroys it instead); a revocation, then a shrink that keeps everyone; a survivor that
+// another survivor excludes.
+int run_shrink_cases() {
+  sclComm_t comm = init_or_die();
+  const int me = g_rank;
+  sclComm_t child = nullptr;
+  int list[3] = {1, 1, 9};
+  struct Bad {
+    int* list;
+    int count, flags;
+    sclComm_t* out;
+    const char* names;
+  } bad[] = {
+      {list, 1, 7, &child, "shrinkFlags"},
+      {list, -1, SCL_SHRINK_DEFAULT, &child, "excludeRanksCount"},
+      {list, 4, SCL_SHRINK_DEFAULT, &child, "excludeRanksCount"},
+      {nullptr, 1, SCL_SHRINK_DEFAULT, &child, "excludeRanksList"},
+      {list, 2, SCL_SHRINK_DEFAULT, &child, "listed twice"},
+      {list + 2, 1, SCL_SHRINK_DEFAULT, &child, "out of range"},
+      {list, 1, SCL_SHRINK_DEFAULT, nullptr, "newcomm"},
+  };
+  for (const Bad& b : bad) {
+    expect_error(sclCommShrink(comm, b.list, b.count, b.out, nullptr, b.flags), sclInvalidArgument,
+                 comm, b.names, b.names);
+  }
+  expect_error(sclCommRevoke(comm, 1), sclInvalidArgument, comm, "revokeFlags", "revoke flags");
+  expect_error(sclCommShrink(nullptr, nullptr, 0, &child, nullptr, 0), sclInvalidArgument, nullptr,
+               "comm", "NULL communicator");
+  expect(sums_right(comm, {0, 1, 2, 3}, me), "the communicator after the refused calls");
+
+  // A healthy communicator shrinks without rank 3, which destroys it instead.
+  int three = 3;
+  if (me == 3) {
+    expect(sclCommDestroy(comm) == sclSuccess, "rank 3 destroys the parent");
+  } else {
+    const double t0 = now_s();
+    expect(sclCommShrink(comm, &three, 1, &child, nullptr, SCL_SHRINK_DEFAULT) == sclSuccess,
+           "shrink without rank 3", sclGetLastError(comm));
+    int n = 0, r = -1;
+    sclCommCount(child, &n);
+    sclCommUserRank(child, &r);
+    expect(n == 3 && r == me, "the child's size and rank", std::to_string(n) + " " + std::to_string(r));
+    expect(sums_right(child, {0, 1, 2}, me), "allreduce on the child");
+    sclComm_t again = nullptr;
+    expect_error(sclCommShrink(comm, &three, 1, &again, nullptr, 0), sclInvalidUsage, comm,
+                 "shrunk already", "a second shrink of the parent");
+    expect(sclCommDestroy(comm) == sclSuccess, "destroying the parent");
+    std::printf("rank %d: shrink of a healthy communicator and destroy: %.2f ms\n", me,
+                (now_s() - t0) * 1e3);
+    expect(now_s() - t0 < 1.0, "destroy does not wait for the excluded rank");
+    comm = child;
+  }
+  if (me == 3) return g_failures ? 1 : 0;
+
+  // Rank 0 revokes: every rank's next call fails naming it; a shrink keeps all three.
+  if (me == 0) expect(sclCommRevoke(comm, SCL_REVOKE_DEFAULT) == sclSuccess, "revoke");
+  float v[4] = {};
+  expect_error(sclAllReduce(v, v, 4, sclFloat32, sclSum, comm, nullptr), sclRemoteError, comm,
+               "rank 0", "a call after a revocation");
+  expect(sclCommShrink(comm, nullptr, 0, &child, nullptr, SCL_SHRINK_ABORT) == sclSuccess,
+         "shrink after a revocation", sclGetLastError(comm));
+  expect(sums_right(child, {0, 1, 2}, me), "allreduce after shrinking a revoked communicator");
+  sclCommDestroy(comm);
+  comm = child;
+
+  // Rank 0 excludes rank 2, which calls the shrink anyway: it is told so, and the others go on.
+  int two = 2;
+  const sclResult_t r = sclCommShrink(comm, me == 0 ? &two : nullptr, me == 0 ? 1 : 0, &child,
+                                      nullptr, SCL_SHRINK_DEFAULT);
+  if (me == 2) {
+    expect_error(r, sclInvalidUsage, comm, "holds this rank", "a survivor another one excluded");
+  } else {
+    expect(r == sclSuccess, "shrink where one survivor excludes another", sclGetLastError(comm));
+    expect(sums_right(child, {0, 1}, me), "allreduce without the excluded survivor");
+    sclCommDestroy(child);
+  }
+  sclCommDestroy(comm);
+  return g_failures ? 1 : 0;
+}
+
+}  // namespace fault
