@@ -150,6 +150,15 @@ class Comm {
     comm_ = nullptr;
     check(sclCommAbort(c));
   }
+  void revoke() { check(sclCommRevoke(live(), SCL_REVOKE_DEFAULT), comm_); }
+  std::unique_ptr<Comm> shrink(std::vector<int> exclude, bool abort) {
+    sclComm_t out = nullptr;
+    run([&] {
+      return sclCommShrink(live(), exclude.data(), int(exclude.size()), &out, nullptr,
+                           abort ? SCL_SHRINK_ABORT : SCL_SHRINK_DEFAULT);
+    });
+    return std::make_unique<Comm>(out);
+  }
 
   void allreduce(const py::array& send, py::array& recv, const std::string& op) {
     const View s = view(send, "send", false), r = view(recv, "recv", true);
@@ -274,6 +283,14 @@ PYBIND11_MODULE(_core, m) {
       .def("split", &Comm::split, py::arg("color"), py::arg("key"))
       .def("destroy", &Comm::destroy)
       .def("abort", &Comm::abort)
+      .def("revoke", &Comm::revoke,
+           "Every rank's pending and later calls on this communicator fail; shrink() and "
+           "destroy() still work.")
+      .def("shrink", &Comm::shrink, py::arg("exclude") = std::vector<int>{},
+           py::arg("abort") = true,
+           "The survivors' communicator: every rank not in `exclude` calls it, and they agree "
+           "on who is gone (`exclude`, and the ranks found dead). abort=True revokes this one "
+           "first, so calls still pending on it fail at once. Destroy this one afterwards.")
       .def("allreduce", &Comm::allreduce, py::arg("send"), py::arg("recv"), py::arg("op") = "sum")
       .def("reduce", &Comm::reduce, py::arg("send"), py::arg("recv"), py::arg("op") = "sum",
            py::arg("root") = 0)

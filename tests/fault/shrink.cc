@@ -231,7 +231,8 @@ int run_shrink_cases() {
     int n = 0, r = -1;
     sclCommCount(child, &n);
     sclCommUserRank(child, &r);
-    expect(n == 3 && r == me, "the child's size and rank", std::to_string(n) + " " + std::to_string(r));
+    expect(n == 3 && r == me, "the child's size and rank",
+           std::to_string(n) + " " + std::to_string(r));
     expect(sums_right(child, {0, 1, 2}, me), "allreduce on the child");
     sclComm_t again = nullptr;
     expect_error(sclCommShrink(comm, &three, 1, &again, nullptr, 0), sclInvalidUsage, comm,

@@ -32,8 +32,13 @@ struct Died {};
 // different last votes of it.
 struct World {
   World(int n, bool network)
-      : n(n), network(network), votes(size_t(n)), dead_at(size_t(n)), inbox(size_t(n) * n),
-        latest(size_t(n) * n), last_at(size_t(n) * n, 0) {
+      : n(n),
+        network(network),
+        votes(size_t(n)),
+        dead_at(size_t(n)),
+        inbox(size_t(n) * n),
+        latest(size_t(n) * n),
+        last_at(size_t(n) * n, 0) {
     for (auto& d : dead_at) d = kAlive;
   }
   static constexpr int64_t kAlive = INT64_MAX / 2;
@@ -126,12 +131,15 @@ TEST_P(AgreementOver, SurvivorsAgreeWhateverDiesWhen) {
   for (int trial = 0; trial < 300; ++trial) {
     const int n = 2 + int(rng() % 7);
     World world(n, GetParam());
-    std::vector<bool> absent(static_cast<size_t>(n), false);  // never take part (dead before the shrink)
-    std::vector<int> budget(static_cast<size_t>(n), -1);       // -1: lives
+    std::vector<bool> absent(static_cast<size_t>(n),
+                             false);  // never take part (dead before the shrink)
+    std::vector<int> budget(static_cast<size_t>(n), -1);  // -1: lives
     for (int r = 0; r < n; ++r) {
       const unsigned d = rng() % 10;
-      if (d == 0) absent[size_t(r)] = true;
-      else if (d <= 3) budget[size_t(r)] = int(rng() % (d == 1 ? 4 : 6 * n));  // often before voting
+      if (d == 0)
+        absent[size_t(r)] = true;
+      else if (d <= 3)
+        budget[size_t(r)] = int(rng() % (d == 1 ? 4 : 6 * n));  // often before voting
     }
     absent[0] = false, budget[0] = -1;  // someone survives
     for (int r = 0; r < n; ++r) {
