@@ -10,10 +10,47 @@ torch.distributed backend named "stratacl".
 Arrays from anywhere else work too: StrataCL stages them. Failures raise ``stratacl.Error``
 (a RuntimeError) whose message names the argument, rank or call at fault.
 """
+import os as _os
+
 import numpy as _np
 
 from . import _core
 from ._core import Comm, Error, unique_id, version
+
+
+def _share_torchrun_secret():
+    """Under torchrun, rank 0 draws the job secret and the others read it from torchrun's c10d
+    store, so that no one can derive it from the job's identity (the C library would, lacking
+    STRATACL_JOB_SECRET). Anyone who can connect to the store can read it, as they can read
+    everything torch keeps there."""
+    env = _os.environ
+    if "STRATACL_JOB_SECRET" in env or "TORCHELASTIC_RUN_ID" not in env or "RANK" not in env:
+        return
+    if "STRATACL_RANK" in env or "MASTER_ADDR" not in env or "MASTER_PORT" not in env:
+        return
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    timeout = timedelta(milliseconds=int(env.get("STRATACL_TIMEOUT_MS", "300000")))
+    store = dist.TCPStore(env["MASTER_ADDR"], int(env["MASTER_PORT"]), None, False, timeout)
+    key = ("stratacl/job_secret/" + env["TORCHELASTIC_RUN_ID"] + "/" +
+           env.get("TORCHELASTIC_RESTART_COUNT", "0"))
+    if int(env["RANK"]) == 0:
+        store.set(key, _os.urandom(16).hex())
+    env["STRATACL_JOB_SECRET"] = store.get(key).decode()
+
+
+_from_env = Comm.from_env
+
+
+def _comm_from_env():
+    """Joins the job the launcher describes (stratarun, torchrun, Open MPI, MPICH, Slurm)."""
+    _share_torchrun_secret()
+    return _from_env()
+
+
+Comm.from_env = staticmethod(_comm_from_env)
 
 
 def empty(shape, dtype=_np.float32):

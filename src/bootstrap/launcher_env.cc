@@ -8,6 +8,7 @@
 
 #include "bootstrap/socket.h"
 #include "core/config.h"
+#include "core/log.h"
 
 namespace stratacl::bootstrap {
 namespace {
@@ -113,6 +114,11 @@ Result<LaunchEnv> read_launch_env(const EnvLookup& lookup) {
     const char* job = env(f->job_var);
     out.id.secret = derive_secret(std::string(f->launcher) + "|" + (job ? job : "") + "|" + addr +
                                   "|" + std::to_string(out.nranks));
+    log_info(
+        "no STRATACL_JOB_SECRET: the job secret is derived from %s's job identity; it keeps "
+        "stray connections out, but whoever knows the job can compute it (set a random one: "
+        "README, Launchers)",
+        out.launcher.c_str());
   }
   if (out.rank == 0) {
     out.serve_root = true;

@@ -239,7 +239,10 @@ Status Communicator::join_shrunk(Communicator& parent, const std::vector<int>& m
     maps.push_back(std::move(*m));
   }
   SCL_TRY(init_from_table(table, std::move(maps)));
-  if (!parent.rail_ || local.size() == members.size()) return Status::Ok();
+  if (!parent.rail_ || local.size() == members.size()) {
+    child_ep_.reset();  // every member on our host: no network
+    return Status::Ok();
+  }
   return join_shrunk_across_hosts(parent, members, parts);
 }
 

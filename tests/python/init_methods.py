@@ -8,13 +8,25 @@ group of the odd ranks, and a barrier, checking every element.
 import os
 import sys
 
+import numpy as np
 import torch
 import torch.distributed as dist
 
+import stratacl
 import stratacl.torch  # noqa: F401
 
 method = sys.argv[1]
+secret_ok = True
 if method == "env":  # torchrun set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+    # The numpy API's own init first: the job secret must come from torchrun's store (random,
+    # the same on every rank, or the init below would fail), not from the job's identity.
+    assert "STRATACL_JOB_SECRET" not in os.environ
+    comm = stratacl.Comm.from_env()
+    secret = os.environ.get("STRATACL_JOB_SECRET", "")
+    x = np.full(16, float(comm.rank + 1))
+    comm.allreduce(x, x)
+    secret_ok = len(secret) == 32 and bool((x == comm.size * (comm.size + 1) / 2).all())
+    comm.destroy()
     dist.init_process_group("stratacl")
 else:
     rank, size = int(os.environ["STRATACL_RANK"]), int(os.environ["STRATACL_WORLD_SIZE"])
@@ -39,6 +51,7 @@ if rank % 2 == 1:
     dist.all_reduce(u, group=odd)
     ok &= bool((u == sum(r for r in range(size) if r % 2 == 1)).all())
 dist.barrier()
+ok &= secret_ok
 print(f"init_methods {method} rank {rank}/{size}: {'ok' if ok else 'WRONG'}", flush=True)
 dist.destroy_process_group()
 sys.exit(0 if ok else 1)
