@@ -1,8 +1,12 @@
 #include "bootstrap/root.h"
 
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <map>
 #include <string>
 #include <thread>
@@ -18,16 +22,23 @@ namespace stratacl::bootstrap {
 namespace {
 
 constexpr int64_t kHelloGraceMs = 5000;  // a connection must say hello within this long
-// Connections waiting for their hello, at most. While that many wait, the root stops accepting:
-// further ranks queue in the kernel's backlog (and their connect retries), so strangers that
-// connect and say nothing cannot grow our memory, and they are dropped after the grace.
+// Connections waiting for their hello, at most, so that strangers who connect and say nothing
+// cannot grow our memory. When a new connection finds the list full (or no descriptor is left),
+// waiting connections are closed to make room: the oldest of those that sent nothing yet from
+// the address that holds the most. A crowd from one address therefore only ever evicts itself,
+// and a rank (which says hello as soon as it connects, and is read at the next poll) is not
+// crowded out, where stopping to accept left every rank waiting until the crowd's grace ran out.
 constexpr size_t kMaxPending = 1024;
+// Between two polls: fewer than the evictions take from the newest (kMaxPending / 8 each), so a
+// connection accepted in this round is read at the next poll before it could be evicted.
+constexpr int kMaxAcceptsPerPoll = 512;
 constexpr size_t kHelloPayload = 16 + kRankInfoBytes;
 
 struct Pending {
   UniqueFd fd;
   std::vector<uint8_t> buf;
   int64_t since_ns;
+  uint32_t from;  // the peer's IPv4 address
 };
 
 class Rendezvous {
@@ -68,15 +79,11 @@ class Rendezvous {
   }
 
   void poll_once(int listener) {
-    // A full pending list leaves the listener out of the poll (fd -1 is ignored).
-    std::vector<pollfd> fds{{pending_.size() < kMaxPending ? listener : -1, POLLIN, 0}};
+    std::vector<pollfd> fds{{listener, POLLIN, 0}};
     for (auto& p : pending_) fds.push_back({p.fd.get(), POLLIN, 0});
     int wait_ms = deadline_.remaining_ms() < 100 ? deadline_.remaining_ms() : 100;
     if (poll(fds.data(), fds.size(), wait_ms) < 0) return;  // EINTR too: the loop polls again
-    if (fds[0].revents & POLLIN) {
-      int c = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (c >= 0) pending_.push_back({UniqueFd(c), {}, now_ns()});
-    }
+    // Read before accepting, so that an eviction cannot take a connection whose hello is here.
     const int64_t now = now_ns();
     std::vector<Pending> keep;
     for (size_t i = 0; i < pending_.size(); ++i) {
@@ -85,6 +92,44 @@ class Rendezvous {
       if (alive && now - p.since_ns < kHelloGraceMs * 1000000) keep.push_back(std::move(p));
     }
     pending_ = std::move(keep);
+    if (fds[0].revents & POLLIN) accept_queued(listener);
+  }
+
+  // Accepts every connection the kernel has queued (a rank may wait behind a crowd there).
+  void accept_queued(int listener) {
+    for (int i = 0; i < kMaxAcceptsPerPoll; ++i) {
+      sockaddr_in from{};
+      socklen_t len = sizeof from;
+      int c =
+          accept4(listener, reinterpret_cast<sockaddr*>(&from), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (c < 0 && (errno == EMFILE || errno == ENFILE) && evict()) continue;
+      if (c < 0) return;  // nothing queued any more (or an error: the next poll tells)
+      if (pending_.size() >= kMaxPending) evict();
+      Pending p{UniqueFd(c), {}, now_ns(), from.sin_addr.s_addr};
+      // A rank says hello as it connects: read what came, so that it is not taken for silent.
+      if (read_some(p)) pending_.push_back(std::move(p));
+    }
+  }
+
+  // Makes room: closes an eighth of the list, from the address that holds the most, its
+  // connections that sent nothing first, oldest first. False when nothing waits.
+  bool evict() {
+    if (pending_.empty()) return false;
+    std::map<uint32_t, size_t> per_address;
+    for (const Pending& p : pending_) ++per_address[p.from];
+    uint32_t crowded = pending_.front().from;
+    for (const auto& [addr, n] : per_address) {
+      if (n > per_address[crowded]) crowded = addr;
+    }
+    size_t left = std::max<size_t>(1, pending_.size() / 8);
+    for (bool silent_only : {true, false}) {
+      std::erase_if(pending_, [&](const Pending& p) {
+        if (left == 0 || p.from != crowded || (silent_only && !p.buf.empty())) return false;
+        --left;
+        return true;
+      });
+    }
+    return true;
   }
 
   // Returns false when the connection is finished (joined or dropped).
@@ -92,6 +137,7 @@ class Rendezvous {
     const size_t want = kHeaderBytes + kHelloPayload;
     uint8_t tmp[256];
     ssize_t r = recv(p.fd.get(), tmp, std::min(sizeof tmp, want - p.buf.size()), 0);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
     if (r <= 0) return false;
     p.buf.insert(p.buf.end(), tmp, tmp + r);
     if (p.buf.size() >= kHeaderBytes) {
@@ -166,6 +212,8 @@ class Rendezvous {
 }  // namespace
 
 void serve_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms) {
+  // Accepts drain the kernel's queue until it is empty: they must not block then.
+  fcntl(listener.get(), F_SETFL, fcntl(listener.get(), F_GETFL) | O_NONBLOCK);
   Rendezvous(secret, timeout_ms).run(listener.get());
 }
 

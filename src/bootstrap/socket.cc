@@ -93,7 +93,9 @@ Result<UniqueFd> tcp_listen(sockaddr_in* addr) {
   if (bind(fd.get(), reinterpret_cast<sockaddr*>(addr), sizeof *addr) != 0) {
     return SystemErrorf("bootstrap: bind %s", to_string(*addr).c_str());
   }
-  if (listen(fd.get(), 1024) != 0) return SystemErrorf("bootstrap: listen");
+  // As deep as the kernel allows (net.core.somaxconn caps it): the queue holds every rank
+  // connecting at once, and strangers' connections beside them while the root closes those.
+  if (listen(fd.get(), 4096) != 0) return SystemErrorf("bootstrap: listen");
   socklen_t len = sizeof *addr;
   getsockname(fd.get(), reinterpret_cast<sockaddr*>(addr), &len);
   return fd;

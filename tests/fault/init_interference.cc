@@ -5,16 +5,22 @@
 //    connection is first in rank 0's queue.
 //  - Nor can a crowd of them: a process of our user outside the job opens more silent
 //    connections than the listener keeps waiting; they are closed at once (SO_PEERCRED).
+//  - Nor a crowd of silent TCP connections at the rendezvous root (anyone who reaches its port
+//    can connect): the root evicts the crowd's oldest rather than stop accepting.
 //  - Signals throughout init, which interrupt its system calls (EINTR), are retried: forty inits
 //    with SIGUSR1 delivered to the initialising thread every 100 microseconds.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <fstream>
@@ -97,6 +103,46 @@ class SilentSpy {
   _exit(0);
 }
 
+// A stranger on the network: for `seconds`, as many silent TCP connections to the rendezvous
+// root's address (STRATACL_ROOT_ADDR) as it can hold, more than the root keeps waiting, opened
+// again as the root closes them. Reports how many it opened through `pipe_fd`.
+[[noreturn]] void crowd_root(double seconds, int pipe_fd) {
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  // More than the root keeps waiting (1024), fewer than the kernel queues for it (4096): a crowd
+  // beyond the kernel's queue makes any TCP service's clients wait for SYN retries.
+  lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 3000);
+  setrlimit(RLIMIT_NOFILE, &lim);
+  const std::string root = std::getenv("STRATACL_ROOT_ADDR");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(std::atoi(root.substr(root.rfind(':') + 1).c_str())));
+  inet_pton(AF_INET, root.substr(0, root.rfind(':')).c_str(), &a.sin_addr);
+  std::vector<int> fds;
+  int made = 0;
+  const double until = now_s() + seconds;
+  while (now_s() < until) {
+    // Drop the connections the root closed, and open new ones up to the limit.
+    std::erase_if(fds, [](int fd) {
+      char c;
+      if (recv(fd, &c, 1, MSG_DONTWAIT) == 0) return close(fd), true;
+      return false;
+    });
+    while (fds.size() + 64 < lim.rlim_cur) {
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        if (fd >= 0) close(fd);
+        break;
+      }
+      fds.push_back(fd);
+      ++made;
+    }
+    usleep(1000);
+  }
+  if (write(pipe_fd, &made, sizeof made) != ssize_t(sizeof made)) _exit(1);
+  _exit(0);
+}
+
 void on_signal(int) {}
 
 int my_rank() {
@@ -155,7 +201,40 @@ int run_init_interference() {
                   took);
     }
   }
-  // 3. Interrupted system calls.
+  // 3. A crowd at the rendezvous root: a stranger (a child of rank 1, started while rank 0 still
+  // waits for the crowd of case 2) keeps more silent TCP connections open to the root than it
+  // keeps waiting. The root closes the crowd's oldest to make room, so the ranks' hellos get in
+  // (when it stopped accepting instead, every rank waited for the crowd's 5 s grace).
+  {
+    int pipe_fds[2] = {-1, -1};
+    pid_t child = -1;
+    if (my_rank() == 1) {
+      expect(pipe(pipe_fds) == 0, "pipe");
+      child = fork();
+      if (child == 0) crowd_root(5.0, pipe_fds[1]);
+    }
+    const double t0 = now_s();
+    sclComm_t comm = init_or_die();
+    const double took = now_s() - t0;
+    expect(sclBarrier(comm, nullptr) == sclSuccess, "barrier after init beside a root crowd");
+    expect(sclCommDestroy(comm) == sclSuccess, "destroy");
+    if (my_rank() == 0) {
+      // Rank 0 comes last, to a root the crowd fills from its first moment.
+      expect(took < 1.5, "init was not held up by the root crowd", std::to_string(took) + " s");
+      std::printf("rank 0: init beside a crowd at the rendezvous root took %.3f s\n", took);
+    }
+    if (child > 0) {
+      int made = 0;
+      if (read(pipe_fds[0], &made, sizeof made) != ssize_t(sizeof made)) made = -1;
+      waitpid(child, nullptr, 0);
+      close(pipe_fds[0]);
+      close(pipe_fds[1]);
+      expect(made >= 1024, "the crowd connected to the root",
+             std::to_string(made) + " connections");
+      std::printf("rank 1: the crowd opened %d silent connections to the root\n", made);
+    }
+  }
+  // 4. Interrupted system calls.
   struct sigaction sa {};
   sa.sa_handler = on_signal;  // no SA_RESTART: blocking calls return EINTR
   sigemptyset(&sa.sa_mask);

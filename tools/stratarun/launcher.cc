@@ -135,10 +135,10 @@ Job::~Job() {
 int Job::run() {
   if (!ensure_standard_fds_open() || !set_up_signals()) return kLauncherFailureExit;
   raise_fd_limit();
-  // The backlog must hold every other rank connecting at once, plus retries.
+  // The backlog must hold every rank connecting at once, and strangers' connections queued
+  // beside them (as the library's own root listener).
   if (!make_job_secret(&secret_) ||
-      !open_rendezvous_socket(options_.root_ip, options_.world_size + 16, &root_socket_,
-                              &root_port_)) {
+      !open_rendezvous_socket(options_.root_ip, 4096, &root_socket_, &root_port_)) {
     return kLauncherFailureExit;
   }
   if (options_.tag_output) relay_ = std::make_unique<OutputRelay>(options_.world_size);
