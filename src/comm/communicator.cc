@@ -24,13 +24,19 @@ void Communicator::revoke(const Status& why) {
   if (culprit < 0 && why.culprit() >= 0 && why.culprit() < ctx_.nranks) {
     culprit = rail_->topology().world_of(rail_->topology().host, why.culprit());
   }
-  heartbeat_->fail(net::Heartbeat::State::kFailed, culprit >= 0 ? culprit : world_rank_);
+  heartbeat_->fail(net::Heartbeat::State::kFailed, culprit >= 0 ? culprit : world_rank_,
+                   why.code() == sclInvalidUsage);
 }
 
 Status Communicator::finish_call(Status s) {
   // A failed network batch closes the endpoint (net/endpoint.h): whatever the error, nothing
   // more can cross hosts, so the other ranks must learn of it now, not at their deadlines.
-  if (is_fatal(s) || (!s.ok() && rail_ && rail_->endpoint().closed())) revoke(s);
+  // Nor can calls go on once the heartbeat heard of a failure elsewhere: the ranks of this host
+  // learn it from our revocation at once, whatever their own heartbeats say yet.
+  if (is_fatal(s) || (!s.ok() && rail_ && rail_->endpoint().closed()) ||
+      (!s.ok() && heartbeat_ && heartbeat_->culprit() >= 0)) {
+    revoke(s);
+  }
   if (!s.ok()) errors_.set_last(s);
   return s;
 }

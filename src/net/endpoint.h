@@ -150,6 +150,10 @@ class Endpoint {
   // then sets t.bytes to what arrived) for poll() to complete. A small send is done on return.
   Status post_async(Transfer& t);
   void poll(int ms, int wake_fd);
+  // Tests only: a write with a clear-to-send of the caller's choosing (one a stranger read off
+  // the wire), waited for until the deadline; fails where the provider refuses it.
+  Status write_for_testing(int peer, const void* buf, size_t bytes, const ClearToSend& cts,
+                           const Deadline& deadline);
   // Drives the provider for `ns` with nothing of ours outstanding: small sends it copied and
   // queued (a full socket) leave before the endpoint goes. Reads no transfer's completion.
   void flush(int64_t ns);

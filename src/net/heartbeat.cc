@@ -11,24 +11,26 @@
 namespace stratacl::net {
 namespace {
 
-// A beat's tag: the state in two bits, then the culprit + 1 (0: none) in 17, then the
-// communicator's nonce in 24. Receives match the nonce exactly: a closed endpoint's address is
+// A beat's tag: the state in two bits, a bit set when a failure was a mismatch (mismatched calls
+// or sizes: sclInvalidUsage), then the culprit + 1 (0: none) in 17, then the communicator's nonce
+// in 24. Receives match the nonce exactly: a closed endpoint's address is
 // soon another's, and a late beat of an earlier communicator must not land in a later one.
-constexpr int kStateBits = 2, kWordBits = kStateBits + 17;
+constexpr int kStateBits = 2, kUsageBit = 2, kWordBits = kStateBits + 1 + 17;
 constexpr uint64_t kWordMask = (uint64_t(1) << kWordBits) - 1;
 constexpr uint64_t kNonceMask = (uint64_t(1) << 24) - 1;
-// A record's tag: this bit above the nonce, and its number (mod 2^19) in the word's bits.
+// A record's tag: this bit above the nonce, and its number (mod 2^20) in the word's bits.
 constexpr uint64_t kRecordTag = uint64_t(1) << (kWordBits + 24);
 constexpr int kBeatsPerLoss = 8;
 constexpr int64_t kGoodbyeNs = 20 * 1000 * 1000;  // lets the goodbye leave before the close
 constexpr int64_t kFirstBeatsNs = 10 * 1000 * 1000;
 constexpr int64_t kLeftGraceNs = 200 * 1000 * 1000;
 
-uint64_t word_of(Heartbeat::State s, int culprit) {
-  return uint64_t(s) | uint64_t(culprit + 1) << kStateBits;
+uint64_t word_of(Heartbeat::State s, int culprit, bool usage = false) {
+  return uint64_t(s) | uint64_t(usage) << kUsageBit | uint64_t(culprit + 1) << (kUsageBit + 1);
 }
 Heartbeat::State state_of(uint64_t word) { return Heartbeat::State(word & 3); }
-int culprit_of(uint64_t word) { return int((word & kWordMask) >> kStateBits) - 1; }
+bool usage_of(uint64_t word) { return (word >> kUsageBit) & 1; }
+int culprit_of(uint64_t word) { return int((word & kWordMask) >> (kUsageBit + 1)) - 1; }
 
 }  // namespace
 
@@ -89,9 +91,9 @@ Status Heartbeat::check(int waiting_on) const {
   return Status::Ok();
 }
 
-void Heartbeat::fail(State why, int culprit) {
+void Heartbeat::fail(State why, int culprit, bool usage) {
   uint64_t alive = word_of(State::kAlive, -1);
-  if (word_.compare_exchange_strong(alive, word_of(why, culprit))) wake();
+  if (word_.compare_exchange_strong(alive, word_of(why, culprit, usage))) wake();
 }
 
 void Heartbeat::set_record(std::vector<uint64_t> words) {
@@ -218,6 +220,15 @@ void Heartbeat::heard(int peer, uint64_t word, int64_t now) {
   const int blamed = culprit_of(word);
   std::string because;
   if (blamed >= 0 && blamed != peer) because = " because " + who_(blamed) + " failed";
+  // A mismatch that another host saw first is a mismatch here too: the calls did not match, and
+  // every rank should say so, whichever news comes first (its own data, or this beat).
+  if (s == State::kFailed && usage_of(word)) {
+    lose(Errorf(sclInvalidUsage,
+                "%s found the ranks' calls mismatched and revoked the communicator%s",
+                who_(peer).c_str(), because.c_str()),
+         blamed >= 0 ? blamed : peer, false);
+    return;
+  }
   lose(Errorf(sclRemoteError, "%s %s%s", who_(peer).c_str(),
               s == State::kAborted ? "called sclCommAbort" : "failed and revoked the communicator",
               because.c_str()),

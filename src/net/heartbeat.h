@@ -55,8 +55,9 @@ class Heartbeat {
   // a call waits to receive from; -1: none) left the communicator. Cheap when all is well.
   Status check(int waiting_on) const;
   // Tells every watched rank at once that this rank failed or aborted, blaming `culprit`
-  // (a rank; ours when we are the cause). The first word sticks.
-  void fail(State why, int culprit);
+  // (a rank; ours when we are the cause); `usage`: the failure was a mismatch (the peers fail
+  // with sclInvalidUsage too). The first word sticks.
+  void fail(State why, int culprit, bool usage = false);
   // Says goodbye (the peers stop expecting us) and stops the thread. Idempotent.
   void leave();
 

@@ -137,4 +137,32 @@ Status Endpoint::one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer>
   return Status::Ok();
 }
 
+Status Endpoint::write_for_testing(int peer, const void* buf, size_t bytes, const ClearToSend& cts,
+                                   const Deadline& deadline) {
+  Result<void*> d = regs_->desc(buf, bytes);
+  if (!d.ok()) return d.status();
+  Transfer t;
+  ssize_t rc;
+  while ((rc = fi_writedata(ep_, buf, bytes, *d, 0, peers_[size_t(peer)], cts.addr, cts.key,
+                            &t.ctx)) == -FI_EAGAIN) {
+    fi_cq_tagged_entry e;
+    (void)fi_cq_read(cq_, &e, 1);
+  }
+  Status s = rc == 0 ? Status::Ok()
+                     : Errorf(sclSystemError, "libfabric: writing: %s", fi_strerror(int(-rc)));
+  while (s.ok() && !t.done) {
+    fi_cq_tagged_entry e;
+    const ssize_t n = fi_cq_read(cq_, &e, 1);
+    if (n == 1 && e.op_context == &t) t.done = true;
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry err{};
+      fi_cq_readerr(cq_, &err, 0);
+      s = Errorf(sclRemoteError, "the write failed: %s", fi_strerror(err.err));
+    }
+    if (s.ok() && deadline.expired()) s = Errorf(sclTimeout, "the write did not complete");
+  }
+  regs_->end_batch();
+  return s;
+}
+
 }  // namespace stratacl::net

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <utility>
 
 #include "core/config.h"
 
@@ -18,12 +19,15 @@ namespace {
 constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
 
 // What we ask for: reliable datagrams with tagged messages and, if `rma`, writes into registered
-// memory (net/one_sided.cc); and every MR mode bit we honour (net/registrations.h): local
-// descriptors, virtual addresses, allocated and bound memory, provider keys.
-InfoPtr hints(bool rma) {
+// memory (net/one_sided.cc); if `directed`, receives that match the sender's address too, not
+// only the tag (whose sender bits anyone can set); and every MR mode bit we honour
+// (net/registrations.h): local descriptors, virtual addresses, allocated and bound memory,
+// provider keys.
+InfoPtr hints(bool rma, bool directed) {
   InfoPtr h(fi_allocinfo());
   h->ep_attr->type = FI_EP_RDM;
-  h->caps = FI_MSG | FI_TAGGED | (rma ? FI_RMA | FI_WRITE | FI_REMOTE_WRITE : 0);
+  h->caps = FI_MSG | FI_TAGGED | (rma ? FI_RMA | FI_WRITE | FI_REMOTE_WRITE : 0) |
+            (directed ? FI_DIRECTED_RECV : 0);
   h->mode = FI_CONTEXT;
   h->domain_attr->mr_mode =
       FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
@@ -52,15 +56,17 @@ void default_eager_limit(const std::string& prov) {
 }
 
 // Every provider with writes into registered memory, then every one with messages (among them
-// the same ones again): the choice below takes the first good entry, so a provider without
-// writes is chosen only where none with them would do (a network one, off loopback).
+// the same ones again), each with directed receives first: the choice below takes the first good
+// entry, so a provider without writes is chosen only where none with them would do (a network
+// one, off loopback), and one without directed receives only where it has none.
 Result<InfoPtr> getinfo(const std::string& prov) {
   default_eager_limit(prov);
   InfoPtr out;
   fi_info* tail = nullptr;
   int rc = 0;
-  for (const bool rma : {true, false}) {
-    InfoPtr h = hints(rma);
+  for (const auto& [rma, directed] : {std::pair{true, true}, std::pair{true, false},
+                                      std::pair{false, true}, std::pair{false, false}}) {
+    InfoPtr h = hints(rma, directed);
     if (!prov.empty()) h->fabric_attr->prov_name = strdup(prov.c_str());
     fi_info* list = nullptr;
     rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, h.get(), &list);
@@ -125,7 +131,7 @@ std::string describe(const fi_info& i) {
   }
   return std::string(i.fabric_attr->prov_name) + "  " + i.fabric_attr->name + "  " +
          address_text(i) + "  mr_mode=" + (mr.empty() ? "none" : mr) +
-         ((i.caps & FI_RMA) ? "  rma" : "");
+         ((i.caps & FI_RMA) ? "  rma" : "") + ((i.caps & FI_DIRECTED_RECV) ? "  directed" : "");
 }
 
 Result<InfoPtr> choose_provider() {

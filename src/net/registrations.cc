@@ -18,15 +18,14 @@ void Registrations::close_all() {
   heap_.clear();
 }
 
-Result<fid_mr*> Registrations::reg(const void* p, size_t bytes) {
+Result<fid_mr*> Registrations::reg(const void* p, size_t bytes, uint64_t access) {
   fid_mr* mr = nullptr;
   // Where the provider does not choose keys (no FI_MR_PROV_KEY) we do: random ones, unique in the
   // domain (a clash is refused with FI_ENOKEY and drawn again), so that a stranger who can reach
   // the endpoint cannot guess one and write into our memory. `key_size` may be under 8 bytes.
-  const uint64_t access = FI_SEND | FI_RECV | (remote_ ? FI_WRITE | FI_REMOTE_WRITE : 0);
   const size_t key_bits = std::min<size_t>(64, 8 * key_size_);
   const uint64_t key_mask = key_bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << key_bits) - 1;
-  std::random_device random;  // the kernel's: registrations are rare (once per chunk range)
+  std::random_device random;  // the kernel's: one draw per registration
   int rc = -FI_ENOKEY;
   for (int tries = 0; rc == -FI_ENOKEY && tries < 8; ++tries) {
     const uint64_t key = (uint64_t(random()) << 32 | random()) & key_mask;
@@ -62,14 +61,14 @@ Result<Registrations::Region> Registrations::region(const void* p, size_t bytes,
     }
     if (it == heap_.end()) {
       const uint64_t end = std::min((range.second + 1) * kChunkBytes, (*heap)->capacity());
-      Result<fid_mr*> mr = reg(first, end - range.first * kChunkBytes);
+      Result<fid_mr*> mr = reg(first, end - range.first * kChunkBytes, local_access());
       if (!mr.ok()) return mr.status();
       it = heap_.emplace(range, Held{*mr, punches}).first;
     }
     return Region{it->second.mr, first};
   }
   if (!needed) return Region{nullptr, nullptr};
-  Result<fid_mr*> mr = reg(p, bytes);
+  Result<fid_mr*> mr = reg(p, bytes, local_access());
   if (!mr.ok()) return mr.status();
   temporary_.push_back(*mr);
   return Region{*mr, static_cast<const char*>(p)};
@@ -82,13 +81,13 @@ Result<void*> Registrations::desc(const void* p, size_t bytes) {
 }
 
 Result<Registrations::Remote> Registrations::remote(const void* p, size_t bytes) {
-  Result<Region> r = region(p, bytes, true);
-  if (!r.ok()) return r.status();
-  if (!r->mr) return Remote{0, 0};  // nothing to write
-  const auto* c = static_cast<const char*>(p);
-  return Remote{
-      (mr_mode_ & FI_MR_VIRT_ADDR) ? reinterpret_cast<uint64_t>(c) : uint64_t(c - r->start),
-      fi_mr_key(r->mr)};
+  if (bytes == 0) return Remote{0, 0};  // nothing to write
+  // A window of exactly this buffer, closed when the batch ends: its key lets a peer write
+  // nowhere else, and at no other time.
+  Result<fid_mr*> mr = reg(p, bytes, FI_REMOTE_WRITE);
+  if (!mr.ok()) return mr.status();
+  temporary_.push_back(*mr);
+  return Remote{(mr_mode_ & FI_MR_VIRT_ADDR) ? reinterpret_cast<uint64_t>(p) : 0, fi_mr_key(*mr)};
 }
 
 void Registrations::end_batch() {

@@ -9,9 +9,12 @@
 //  - Foreign memory needs no registration where the provider does not demand it (tcp); where it
 //    does (FI_MR_LOCAL: verbs), it is registered for the batch and released after it: the
 //    buffer-centric cost, paid only by buffers not on the heap.
-//  - Where the endpoint writes one-sided (net/one_sided.cc), registrations also allow peers'
-//    writes, and remote() gives the key and address a peer writes with: from the heap's kept
-//    registration, or, for foreign memory, one made for the batch.
+//  - Where the endpoint writes one-sided (net/one_sided.cc), remote() gives the key and address
+//    a peer writes a receive buffer with: a window registered for exactly that buffer and closed
+//    when the batch ends, so a key reaches nothing else and outlives its transfer by nothing.
+//    Kept registrations never allow remote access. A window costs a registration per one-sided
+//    receive (over tcp a few microseconds; docs/PERFORMANCE.md), the price of a key that a
+//    stranger who reads it off the wire cannot use anywhere else, or later.
 #pragma once
 
 #include <rdma/fi_domain.h>
@@ -31,8 +34,8 @@ class Registrations {
 
   // `mr_mode`: the provider's bits (FI_MR_LOCAL: every buffer needs a descriptor; VIRT_ADDR:
   // peers address registered memory by its virtual address, else by the offset in the
-  // registration); `ep`: bind registrations to it (FI_MR_ENDPOINT), or null; `remote`: peers
-  // may write into registrations; `key_size`: the provider's key size in bytes.
+  // registration); `ep`: bind registrations to it (FI_MR_ENDPOINT), or null; `remote`: the endpoint
+  // may write one-sided (remote() windows); `key_size`: the provider's key size in bytes.
   Registrations(fid_domain* domain, fid_ep* ep, int mr_mode, size_t key_size, bool remote)
       : domain_(domain), ep_(ep), mr_mode_(mr_mode), key_size_(key_size), remote_(remote) {}
   ~Registrations();
@@ -41,7 +44,8 @@ class Registrations {
 
   // The descriptor to pass with a transfer of [p, p + bytes): nullptr when none is needed.
   Result<void*> desc(const void* p, size_t bytes);
-  // What a peer writes [p, p + bytes) with (only where constructed `remote`).
+  // What a peer writes [p, p + bytes) with (only where constructed `remote`): valid until the
+  // batch ends.
   struct Remote {
     uint64_t addr, key;
   };
@@ -56,7 +60,9 @@ class Registrations {
   size_t heap_registrations() const { return heap_.size(); }
 
  private:
-  Result<fid_mr*> reg(const void* p, size_t bytes);
+  Result<fid_mr*> reg(const void* p, size_t bytes, uint64_t access);
+  // What kept and per-batch descriptors allow: local sends, receives and (one-sided) writes.
+  uint64_t local_access() const { return FI_SEND | FI_RECV | (remote_ ? FI_WRITE : 0); }
   // The registration covering [p, p + bytes) and where it starts: the heap's, kept; else one for
   // the batch if `needed`; else none (a null mr).
   struct Region {

@@ -10,8 +10,15 @@
 
 namespace stratacl {
 
-// Why a rank's `revoked` word is set.
-enum Revocation : uint32_t { kNotRevoked = 0, kAborted = 1, kFailed = 2, kDeparted = 3 };
+// Why a rank's `revoked` word is set. kMismatch: it failed because the ranks' calls did not match
+// (sclInvalidUsage), which its peers then report as such.
+enum Revocation : uint32_t {
+  kNotRevoked = 0,
+  kAborted = 1,
+  kFailed = 2,
+  kDeparted = 3,
+  kMismatch = 4
+};
 
 struct ControlBlock {
   Flag arrive;    // the step whose descriptor is published

@@ -18,7 +18,10 @@ void Membership::revoke(const Status& why) {
       revoked_.store(true, std::memory_order_release);
       if (me && me->revoked.load(std::memory_order_relaxed) == kNotRevoked) {
         me->culprit.store(why.culprit(), std::memory_order_relaxed);
-        me->revoked.store(aborted() ? kAborted : kFailed, std::memory_order_seq_cst);
+        const Revocation as = aborted()                       ? kAborted
+                              : why.code() == sclInvalidUsage ? kMismatch
+                                                              : kFailed;
+        me->revoked.store(as, std::memory_order_seq_cst);
       }
     }
   }

@@ -12,7 +12,9 @@ namespace {
 constexpr int64_t kSleepSliceNs = 10 * 1000 * 1000;  // re-check abort and liveness this often
 
 const char* revocation_text(uint32_t why) {
-  return why == kAborted ? "called sclCommAbort" : "failed and revoked the communicator";
+  return why == kAborted    ? "called sclCommAbort"
+         : why == kMismatch ? "found the ranks' calls mismatched and revoked the communicator"
+                            : "failed and revoked the communicator";
 }
 }  // namespace
 
@@ -58,7 +60,7 @@ Status Waiter::dead_peer(int r) const {
   const bool freed = cb->instance.load(std::memory_order_acquire) != instances_[size_t(r)];
   const uint32_t why = freed ? kDeparted : cb->revoked.load(std::memory_order_acquire);
   const int culprit = freed ? -1 : cb->culprit.load(std::memory_order_acquire);
-  if ((why == kFailed || why == kAborted) && culprit >= 0 && culprit != r &&
+  if ((why == kFailed || why == kMismatch || why == kAborted) && culprit >= 0 && culprit != r &&
       size_t(culprit) < blocks_.size()) {
     if (culprit == self_) {
       return Errorf(sclRemoteError, "rank %d (pid %d) gave up on this rank (%d), %s, then exited",
@@ -92,7 +94,7 @@ Status Waiter::check_peers(int waiting_on) const {
     // A freed block (identity changed) says nothing more than "departed".
     const bool freed = cb->instance.load(std::memory_order_acquire) != instances_[r];
     const uint32_t why = freed ? kDeparted : cb->revoked.load(std::memory_order_acquire);
-    if (why == kAborted || why == kFailed) {
+    if (why == kAborted || why == kFailed || why == kMismatch) {
       const int culprit = cb->culprit.load(std::memory_order_acquire);
       std::string cause;
       const bool blamed = culprit >= 0 && size_t(culprit) != r && size_t(culprit) < blocks_.size();
@@ -100,8 +102,10 @@ Status Waiter::check_peers(int waiting_on) const {
         cause = " because rank " + std::to_string(culprit) + " (pid " +
                 std::to_string(pid(culprit)) + ") failed";
       }
-      return Errorf(sclRemoteError, "rank %zu (pid %d) %s%s", r, pid(int(r)), revocation_text(why),
-                    cause.c_str())
+      // A mismatch a peer saw first (across hosts, where ranks learn it at different moments)
+      // is a mismatch here too.
+      return Errorf(why == kMismatch ? sclInvalidUsage : sclRemoteError, "rank %zu (pid %d) %s%s",
+                    r, pid(int(r)), revocation_text(why), cause.c_str())
           .with_culprit(blamed ? culprit : int(r));
     }
     if (departed(int(r)) && int(r) == waiting_on) {

@@ -330,3 +330,80 @@ TEST(Heartbeat, APeerHeardSayingItFailedWasHeardAndStartSucceeds) {
   EXPECT_NE(s.message().find("peer 1 failed and revoked the communicator"), std::string::npos)
       << s.message();
 }
+
+// A clear-to-send's key reaches the receive buffer of its own transfer, while it runs: a
+// stranger who read one off the wire (plain tcp) can write neither there afterwards nor
+// anywhere else in the heap. Before, the key was the heap chunk's, kept for the endpoint's life.
+TEST(Endpoint, AClearToSendKeyIsDeadOnceItsTransferEnds) {
+  Self self;
+  ASSERT_TRUE(self.ep);
+  ASSERT_TRUE(self.ep->writes());
+  Heap* heap = *Heap::instance();
+  const size_t bytes = 2 << 20;
+  char* src = static_cast<char*>(*heap->allocate(bytes));
+  char* dst = static_cast<char*>(*heap->allocate(bytes));
+  std::memset(src, 1, bytes);
+  std::memset(dst, 0, bytes);
+  std::vector<Transfer> batch{one_sided(false, dst, bytes, 77), one_sided(true, src, bytes, 77)};
+  ASSERT_TRUE(self.run(batch, 10000).ok());
+  ASSERT_EQ(dst[0], 1);
+  const ClearToSend seen = batch[0].cts;  // what went over the wire
+  std::vector<char> rogue(4096, 66);
+  // The sender's completion only says the write left (tcp completes on transmit); the target
+  // refuses it. Whatever the sender hears, nothing may land.
+  Status later =
+      self.ep->write_for_testing(0, rogue.data(), rogue.size(), seen, Deadline::after_ms(2000));
+  ClearToSend elsewhere = seen;
+  elsewhere.addr = reinterpret_cast<uint64_t>(src);  // another heap buffer, same chunk
+  Status beside = self.ep->write_for_testing(0, rogue.data(), rogue.size(), elsewhere,
+                                             Deadline::after_ms(2000));
+  // Let the target side take them in.
+  std::vector<Transfer> probe{transfer(false, rogue.data(), 8, 78),
+                              transfer(true, rogue.data() + 8, 8, 78)};
+  Status after = self.run(probe, 2000);
+  std::printf("stale key: %s; beside: %s; next batch: %s\n", later.message().c_str(),
+              beside.message().c_str(), after.message().c_str());
+  for (size_t i = 0; i < bytes; i += 4096) {
+    ASSERT_EQ(dst[i], 1) << "a stale key wrote into the receive buffer at " << i;
+    ASSERT_EQ(src[i], 1) << "the key wrote elsewhere in the heap at " << i;
+  }
+  ASSERT_TRUE(heap->release(src).ok());
+  ASSERT_TRUE(heap->release(dst).ok());
+}
+
+// Receives match the sender's address, not only the tag: a stranger who reaches our endpoint
+// and sends with the tag a peer would use (its index is in the tag's low bits, anyone can set
+// them) does not land in the receive; the peer's message does.
+TEST(Endpoint, AStrangerUsingAPeersTagDoesNotLandInItsReceive) {
+  auto open = [] {
+    Result<std::unique_ptr<Endpoint>> e = Endpoint::open(20000, false);
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    return e.ok() ? std::move(*e) : nullptr;
+  };
+  std::unique_ptr<Endpoint> a = open(), b = open(), stranger = open();
+  ASSERT_TRUE(a && b && stranger);
+  ASSERT_TRUE(a->info().caps & FI_DIRECTED_RECV) << describe(a->info());
+  ASSERT_TRUE(a->connect({a->name(), b->name()}, 0).ok());
+  ASSERT_TRUE(b->connect({a->name(), b->name()}, 1).ok());
+  // The stranger numbers itself 1, as b is numbered in a's list, so its tags carry index 1.
+  ASSERT_TRUE(stranger->connect({a->name(), stranger->name()}, 1).ok());
+  auto no_stop = [](int) { return Status::Ok(); };
+  auto who = [](int p) { return "peer " + std::to_string(p); };
+  std::vector<char> got(64, 0), real(64, 'b'), forged(64, 's');
+  Status received;
+  std::thread receiver([&] {
+    std::vector<Transfer> batch{transfer(false, got.data(), got.size(), 5)};
+    batch[0].peer = 1;
+    received = a->run(batch, Deadline::after_ms(5000), no_stop, who);
+  });
+  std::vector<Transfer> lie{transfer(true, forged.data(), forged.size(), 5)};
+  lie[0].peer = 0;
+  ASSERT_TRUE(stranger->run(lie, Deadline::after_ms(5000), no_stop, who).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // it has arrived by now
+  std::vector<Transfer> truth{transfer(true, real.data(), real.size(), 5)};
+  truth[0].peer = 0;
+  ASSERT_TRUE(b->run(truth, Deadline::after_ms(5000), no_stop, who).ok());
+  receiver.join();
+  ASSERT_TRUE(received.ok()) << received.message();
+  EXPECT_EQ(got, real) << "the stranger's message landed in the receive from peer 1";
+}
