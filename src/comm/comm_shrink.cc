@@ -143,14 +143,7 @@ Result<std::shared_ptr<Communicator>> Communicator::shrink_in_turn(std::span<con
   // together instead of waiting for it.
   std::shared_ptr<Communicator> child(new Communicator());
   child->host_ranks_ = std::max(host_ranks_, ctx_.nranks);
-  Status prepared;
-  if (config) {
-    Result<CommConfig> cfg = resolve_comm_config(config);
-    prepared = cfg.status();
-    if (cfg.ok()) child->cfg_ = *cfg;
-  } else {
-    child->cfg_ = cfg_;
-  }
+  Status prepared = configure_child(*child, config);
   if (prepared.ok()) prepared = child->allocate_blocks(ctx_.nranks);
   ShrinkBoard board(*this);
   ShrinkPart& part = board.mine_.part;

@@ -21,6 +21,17 @@ struct Member {
 
 }  // namespace
 
+Status Communicator::configure_child(Communicator& child, const sclConfig_t* config) const {
+  if (!config) {
+    child.cfg_ = cfg_;
+    return Status::Ok();
+  }
+  Result<CommConfig> cfg = resolve_comm_config(config);
+  if (!cfg.ok()) return cfg.status();
+  child.cfg_ = *cfg;
+  return Status::Ok();
+}
+
 Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int color, int key,
                                                           const sclConfig_t* config) {
   std::shared_ptr<Communicator> child(new Communicator());
@@ -29,14 +40,7 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
   std::vector<Member> members;
   std::vector<net::SplitCard> cards;  // across hosts: every rank's colour, key and address
   Status s = in_turn(ticket, "split", [&]() -> Status {
-    Status prepared;
-    if (config) {
-      Result<CommConfig> cfg = resolve_comm_config(config);
-      prepared = cfg.status();
-      if (cfg.ok()) child->cfg_ = *cfg;
-    } else {
-      child->cfg_ = cfg_;
-    }
+    Status prepared = configure_child(*child, config);
     if (prepared.ok() && color >= 0) prepared = child->allocate_blocks(ctx_.nranks);
     SplitAnnouncement& a = *layout_.split.in(ctx_.me());
     a = SplitAnnouncement{color, key, 0, 0, 0, 0, int32_t(prepared.code())};

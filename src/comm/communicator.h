@@ -121,6 +121,8 @@ class Communicator : public sclComm {
   // Revokes the communicator here, and tells the other hosts through the heartbeat.
   void revoke(const Status& why);
   Status allocate_blocks(int nranks);
+  // A split's or shrink's child gets `config` resolved, or ours when it is null.
+  Status configure_child(Communicator& child, const sclConfig_t* config) const;
   bootstrap::RankInfo describe(const InitRequest& req) const;
   Status init_from_table(const std::vector<bootstrap::RankInfo>& table,
                          std::vector<PeerHeapRef> maps);

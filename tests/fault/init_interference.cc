@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -143,6 +144,30 @@ class SilentSpy {
   _exit(0);
 }
 
+// A process of our user outside the job (a child of this rank, so another pid) running `body`,
+// which reports a count through the descriptor it is given and exits; finish() returns it.
+class Stranger {
+ public:
+  template <typename Body>
+  explicit Stranger(Body body) {
+    expect(pipe(fds_) == 0, "pipe");
+    pid_ = fork();
+    if (pid_ == 0) body(fds_[1]);
+  }
+  int finish() {
+    int made = 0;
+    if (read(fds_[0], &made, sizeof made) != ssize_t(sizeof made)) made = -1;
+    waitpid(pid_, nullptr, 0);
+    close(fds_[0]);
+    close(fds_[1]);
+    return made;
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+  pid_t pid_ = -1;
+};
+
 void on_signal(int) {}
 
 int my_rank() {
@@ -176,25 +201,16 @@ int run_init_interference() {
   // waiting. Credentials are checked before a connection takes a slot, so they never crowd the
   // real peer out (before that check, rank 1 was refused and init failed).
   {
-    int pipe_fds[2] = {-1, -1};
-    pid_t child = -1;
-    if (my_rank() == 0) {
-      expect(pipe(pipe_fds) == 0, "pipe");
-      child = fork();
-      if (child == 0) crowd(2.5, pipe_fds[1]);
-    }
+    std::unique_ptr<Stranger> stranger(my_rank() == 0 ? new Stranger([](int fd) { crowd(2.5, fd); })
+                                                      : nullptr);
     if (my_rank() == 1) usleep(500 * 1000);
     const double t0 = now_s();
     sclComm_t comm = init_or_die();
     const double took = now_s() - t0;
     expect(sclBarrier(comm, nullptr) == sclSuccess, "barrier after init beside a crowd");
     expect(sclCommDestroy(comm) == sclSuccess, "destroy");
-    if (child > 0) {
-      int made = 0;
-      if (read(pipe_fds[0], &made, sizeof made) != ssize_t(sizeof made)) made = -1;
-      waitpid(child, nullptr, 0);
-      close(pipe_fds[0]);
-      close(pipe_fds[1]);
+    if (stranger) {
+      const int made = stranger->finish();
       expect(made >= 100, "the crowd connected", std::to_string(made) + " connections");
       expect(took < 1.5, "init was not held up by the crowd", std::to_string(took) + " s");
       std::printf("rank 0: init beside %d silent connections of a stranger took %.3f s\n", made,
@@ -206,13 +222,8 @@ int run_init_interference() {
   // keeps waiting. The root closes the crowd's oldest to make room, so the ranks' hellos get in
   // (when it stopped accepting instead, every rank waited for the crowd's 5 s grace).
   {
-    int pipe_fds[2] = {-1, -1};
-    pid_t child = -1;
-    if (my_rank() == 1) {
-      expect(pipe(pipe_fds) == 0, "pipe");
-      child = fork();
-      if (child == 0) crowd_root(5.0, pipe_fds[1]);
-    }
+    std::unique_ptr<Stranger> stranger(
+        my_rank() == 1 ? new Stranger([](int fd) { crowd_root(5.0, fd); }) : nullptr);
     const double t0 = now_s();
     sclComm_t comm = init_or_die();
     const double took = now_s() - t0;
@@ -223,12 +234,8 @@ int run_init_interference() {
       expect(took < 1.5, "init was not held up by the root crowd", std::to_string(took) + " s");
       std::printf("rank 0: init beside a crowd at the rendezvous root took %.3f s\n", took);
     }
-    if (child > 0) {
-      int made = 0;
-      if (read(pipe_fds[0], &made, sizeof made) != ssize_t(sizeof made)) made = -1;
-      waitpid(child, nullptr, 0);
-      close(pipe_fds[0]);
-      close(pipe_fds[1]);
+    if (stranger) {
+      const int made = stranger->finish();
       expect(made >= 1024, "the crowd connected to the root",
              std::to_string(made) + " connections");
       std::printf("rank 1: the crowd opened %d silent connections to the root\n", made);
