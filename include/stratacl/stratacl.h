@@ -135,8 +135,9 @@ sclResult_t sclCommAbort(sclComm_t comm);
  * that dies after the agreement is a member: the first call on *newcomm names it, and the
  * survivors shrink again. SCL_SHRINK_ABORT revokes `comm` first, so calls still pending on it fail
  * at once (use it after an error); SCL_SHRINK_DEFAULT waits for them. Heap buffers stay valid.
- * config NULL: the parent's configuration. A communicator is shrunk once: shrink the child after
- * a later failure. Then destroy `comm` (it does not wait for the excluded ranks). */
+ * config NULL: the parent's configuration. A failed shrink may be called again; after one that
+ * succeeded, shrink the child on a later failure. Then destroy `comm` (it does not wait for the
+ * excluded ranks). */
 #define SCL_REVOKE_DEFAULT 0x00
 #define SCL_SHRINK_DEFAULT 0x00
 #define SCL_SHRINK_ABORT 0x01

@@ -26,6 +26,11 @@ def _share_torchrun_secret():
     env = _os.environ
     if "STRATACL_JOB_SECRET" in env or "TORCHELASTIC_RUN_ID" not in env or "RANK" not in env:
         return
+    # Only the agent's store is there to meet (static rendezvous: --master_addr/--master_port).
+    # Under the c10d rendezvous (--standalone, --rdzv_backend c10d) MASTER_PORT is a free port
+    # that no one serves before init_process_group: the secret stays derived (README).
+    if env.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
+        return
     if "STRATACL_RANK" in env or "MASTER_ADDR" not in env or "MASTER_PORT" not in env:
         return
     from datetime import timedelta

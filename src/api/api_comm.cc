@@ -203,6 +203,12 @@ sclResult_t sclCommShrink(sclComm_t comm, int* excludeRanksList, int excludeRank
       return report(c, Errorf(sclInvalidArgument,
                               "excludeRanksList[%d]: rank %d is out of range [0, %d)", i, r, n));
     }
+    if (r == c->rank()) {
+      return report(c, Errorf(sclInvalidArgument,
+                              "excludeRanksList[%d]: this rank (%d); excluded ranks do not call "
+                              "sclCommShrink",
+                              i, r));
+    }
     if (seen[size_t(r)]) {
       return report(
           c, Errorf(sclInvalidArgument, "excludeRanksList[%d]: rank %d is listed twice", i, r));

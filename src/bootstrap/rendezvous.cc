@@ -1,10 +1,15 @@
 #include "bootstrap/rendezvous.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "bootstrap/socket.h"
 #include "core/config.h"
@@ -31,6 +36,25 @@ Result<std::vector<uint8_t>> reply_of(int fd, MsgType want, const Deadline& dead
   return reply;
 }
 
+// Connects to the root and says hello. A root crowded by strangers may close a connection it
+// took for a silent one before our hello was read (bootstrap/root.cc): the connection then ends
+// before any reply, and we say hello again on a new one. A root that answers never closes first.
+Result<UniqueFd> hello_root(const IdData& id, const RankInfo& me, const Deadline& deadline) {
+  const std::vector<uint8_t> hello = encode_hello(id.secret, me);
+  for (int backoff_ms = 1;; backoff_ms = std::min(2 * backoff_ms, 64)) {
+    Result<UniqueFd> fd = tcp_connect(id.root, deadline);
+    if (!fd.ok()) return fd.status();
+    SCL_TRY(send_all(fd->get(), hello.data(), hello.size(), deadline));
+    SCL_TRY(wait_readable(fd->get(), deadline,
+                          "waiting for the other ranks at root " + to_string(id.root)));
+    char first;
+    const ssize_t r = recv(fd->get(), &first, 1, MSG_PEEK | MSG_DONTWAIT);
+    const bool dropped = r == 0 || (r < 0 && errno == ECONNRESET);
+    if (!dropped) return fd;
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+  }
+}
+
 }  // namespace
 
 bool spans_hosts(const std::vector<RankInfo>& table) {
@@ -55,10 +79,8 @@ Result<std::vector<std::vector<uint8_t>>> share_blobs(const Joined& joined,
 }
 
 Result<Joined> rendezvous(const IdData& id, const RankInfo& me, const Deadline& deadline) {
-  Result<UniqueFd> fd = tcp_connect(id.root, deadline);
+  Result<UniqueFd> fd = hello_root(id, me, deadline);
   if (!fd.ok()) return fd.status();
-  std::vector<uint8_t> hello = encode_hello(id.secret, me);
-  SCL_TRY(send_all(fd->get(), hello.data(), hello.size(), deadline));
   Result<std::vector<uint8_t>> reply =
       reply_of(fd->get(), MsgType::kTable, deadline,
                "waiting for the other ranks at root " + to_string(id.root));

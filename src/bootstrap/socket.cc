@@ -169,6 +169,10 @@ Status wait_io(int fd, short events, const Deadline& deadline, const char* what)
 }
 }  // namespace
 
+Status wait_readable(int fd, const Deadline& deadline, const std::string& what) {
+  return wait_io(fd, POLLIN, deadline, what.c_str());
+}
+
 Status send_all(int fd, const void* data, size_t n, const Deadline& deadline) {
   auto* p = static_cast<const char*>(data);
   while (n > 0) {

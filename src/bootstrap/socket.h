@@ -25,6 +25,9 @@ Result<UniqueFd> tcp_listen(sockaddr_in* addr);  // binds addr (port 0: any); wr
 Result<UniqueFd> tcp_connect(const sockaddr_in& addr, const Deadline& deadline);
 
 Status send_all(int fd, const void* data, size_t n, const Deadline& deadline);
+// Waits until `fd` has something to read (or its end), until the deadline; `what` names the wait
+// in the timeout's message.
+Status wait_readable(int fd, const Deadline& deadline, const std::string& what);
 Status recv_all(int fd, void* data, size_t n, const Deadline& deadline);
 // One framed message: header, then its payload.
 Result<std::vector<uint8_t>> recv_message(int fd, const Deadline& deadline, MsgType* type);

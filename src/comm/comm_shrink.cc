@@ -16,7 +16,9 @@
 namespace stratacl {
 namespace {
 
-uint64_t load_word(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+// Acquire: no later read (the sequence's second reading) moves before it. The sequence lock
+// needs no fences then (ThreadSanitizer refuses them).
+uint64_t load_word(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
 }  // namespace
 
@@ -44,9 +46,8 @@ class Communicator::ShrinkBoard : public VoteBoard {
 Status Communicator::publish_shrink_record(const ShrinkRecord& rec) {
   const std::vector<uint64_t> words = rec.encode();
   ShrinkSlot* slot = layout_.shrink.in(ctx_.mine.cb);
-  const uint64_t seq = slot->seq.load(std::memory_order_relaxed);
-  slot->seq.store(seq + 1, std::memory_order_relaxed);  // odd: being written
-  std::atomic_thread_fence(std::memory_order_release);
+  // Odd while being written; acquire: no store of the record moves before it.
+  const uint64_t seq = slot->seq.fetch_add(1, std::memory_order_acq_rel);
   for (size_t i = 0; i < words.size(); ++i)
     __atomic_store_n(&shrink_words_[i], words[i], __ATOMIC_RELAXED);
   slot->seq.store(seq + 2, std::memory_order_release);
@@ -55,6 +56,12 @@ Status Communicator::publish_shrink_record(const ShrinkRecord& rec) {
 }
 
 std::optional<ShrinkRecord> Communicator::shrink_record_of(int world) const {
+  std::optional<ShrinkRecord> rec = shrink_record_read(world);
+  if (rec && rec->attempt != shrink_attempt_) return std::nullopt;  // an earlier, failed shrink's
+  return rec;
+}
+
+std::optional<ShrinkRecord> Communicator::shrink_record_read(int world) const {
   const int n = nranks();
   if (rail_ && rail_->topology().host_of(world) != rail_->topology().host) {
     std::optional<std::vector<uint64_t>> words = heartbeat_->record(world);
@@ -78,7 +85,6 @@ std::optional<ShrinkRecord> Communicator::shrink_record_of(int world) const {
     const auto* src = reinterpret_cast<const uint64_t*>(maps_[size_t(p)].data() + offset);
     std::vector<uint64_t> words(count);
     for (size_t i = 0; i < count; ++i) words[i] = load_word(&src[i]);
-    std::atomic_thread_fence(std::memory_order_acquire);
     if (slot->seq.load(std::memory_order_relaxed) != seq) continue;  // rewritten meanwhile
     return ShrinkRecord::decode(words.data(), n);
   }
@@ -117,27 +123,24 @@ Result<std::shared_ptr<Communicator>> Communicator::shrink_in_turn(std::span<con
                                                                    const sclConfig_t* config) {
   if (destroyed_.load(std::memory_order_acquire))
     return Errorf(sclInvalidUsage, "the communicator was destroyed");
-  if (shrink_words_) {
+  if (shrunk_) {
     return Errorf(sclInvalidUsage,
                   "shrink: this communicator was shrunk already; shrink the smaller one");
   }
   const int n = nranks(), me = rank();
   RankSet gone(n);
   for (int r : exclude) gone.add(r);
-  if (gone.has(me)) {
-    return Errorf(sclInvalidArgument,
-                  "excludeRanksList: holds this rank (%d); excluded ranks do not call "
-                  "sclCommShrink",
-                  me);
+  if (!shrink_words_) {
+    Result<Heap*> heap = Heap::instance();
+    if (!heap.ok()) return heap.status();
+    Result<void*> words = (*heap)->allocate(ShrinkRecord::words_for(n) * sizeof(uint64_t));
+    if (!words.ok()) return words.status();
+    shrink_words_ = static_cast<uint64_t*>(*words);
+    ShrinkSlot* slot = layout_.shrink.in(ctx_.mine.cb);
+    slot->offset = (*heap)->offset_of(shrink_words_);
+    slot->words = ShrinkRecord::words_for(n);
   }
-  Result<Heap*> heap = Heap::instance();
-  if (!heap.ok()) return heap.status();
-  Result<void*> words = (*heap)->allocate(ShrinkRecord::words_for(n) * sizeof(uint64_t));
-  if (!words.ok()) return words.status();
-  shrink_words_ = static_cast<uint64_t*>(*words);
-  ShrinkSlot* slot = layout_.shrink.in(ctx_.mine.cb);
-  slot->offset = (*heap)->offset_of(shrink_words_);
-  slot->words = ShrinkRecord::words_for(n);
+  ++shrink_attempt_;  // a failed shrink may be tried again: votes of earlier attempts are ignored
 
   // Our part of the child. A rank that cannot prepare it still votes, so that every rank fails
   // together instead of waiting for it.
@@ -146,6 +149,7 @@ Result<std::shared_ptr<Communicator>> Communicator::shrink_in_turn(std::span<con
   Status prepared = configure_child(*child, config);
   if (prepared.ok()) prepared = child->allocate_blocks(ctx_.nranks);
   ShrinkBoard board(*this);
+  board.mine_.attempt = shrink_attempt_;
   ShrinkPart& part = board.mine_.part;
   if (prepared.ok()) {
     const bootstrap::RankInfo mine = child->describe(InitRequest{});
@@ -156,9 +160,8 @@ Result<std::shared_ptr<Communicator>> Communicator::shrink_in_turn(std::span<con
   if (prepared.ok() && rail_) prepared = prepare_child_endpoint(*child, &part);
   part.prepared = int32_t(prepared.code());
 
-  for (int r = 0; r < n; ++r) {
-    if (r != me && shrink_peer_gone(r)) gone.add(r);
-  }
+  // Ranks already gone are not added here: the agreement reads their votes first (one may have
+  // decided, and left, before we came), and adds those that have none.
   const Deadline deadline = Deadline::after_ms(cfg_.timeout_ms.value);
   Result<RankSet> agreed = agree_on_gone(board, me, std::move(gone), deadline);
   Status built = agreed.status();
@@ -172,9 +175,10 @@ Result<std::shared_ptr<Communicator>> Communicator::shrink_in_turn(std::span<con
   std::vector<ShrinkRecord> parts;
   if (built.ok()) built = gather_members(*agreed, deadline, &members, &parts);
   if (built.ok() && !prepared.ok()) built = prepared;
+  if (built.ok()) built = child->join_shrunk(*this, members, parts);
   if (built.ok()) {
+    shrunk_ = true;
     shrunk_away_ = *agreed;
-    built = child->join_shrunk(*this, members, parts);
   }
   if (!built.ok()) {
     child->abandon_init();
@@ -192,6 +196,14 @@ Status Communicator::gather_members(const RankSet& gone, const Deadline& deadlin
     // its way here.
     std::optional<ShrinkRecord> rec;
     while (!(rec = shrink_record_of(r))) {
+      if (shrink_peer_gone(r) && !(rec = shrink_record_of(r))) {
+        return Errorf(sclRemoteError,
+                      "shrink: rank %d, one of the survivors, is gone before its part reached "
+                      "this rank; shrink again",
+                      r)
+            .with_culprit(r);
+      }
+      if (rec) break;
       if (deadline.expired())
         return Errorf(sclTimeout, "shrink: the part of rank %d never came", r);
       usleep(200);

@@ -107,6 +107,11 @@ void Communicator::destroy() {
   }
   departed_ =
       membership_.depart(*waiter_, live_, ctx_.nranks, ctx_.rank, ctx_.timeout_ms, left_out);
+  // A rank the shrink left out that still lives (excluded, or late) may yet read our vote, to
+  // learn it was left out: our blocks stay, leaked, rather than be freed under it.
+  for (int p = 0; p < ctx_.nranks; ++p) {
+    if (left_out[size_t(p)] && !live_.is_dead(p)) departed_ = false;
+  }
   if (rail_) rail_->flush();
   if (heartbeat_) heartbeat_->leave();
   release_shared_memory();

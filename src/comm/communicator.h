@@ -149,7 +149,9 @@ class Communicator : public sclComm {
   Result<std::shared_ptr<Communicator>> shrink_in_turn(std::span<const int> exclude,
                                                        const sclConfig_t* config);
   Status publish_shrink_record(const ShrinkRecord& rec);
+  // `world`'s record of this attempt (shrink_record_read: of any attempt), or none yet.
   std::optional<ShrinkRecord> shrink_record_of(int world) const;
+  std::optional<ShrinkRecord> shrink_record_read(int world) const;
   bool shrink_peer_gone(int world) const;
   Status gather_members(const RankSet& gone, const Deadline& deadline, std::vector<int>* members,
                         std::vector<ShrinkRecord>* parts) const;
@@ -198,6 +200,8 @@ class Communicator : public sclComm {
   CallOrder order_;
   ErrorState errors_;
   uint64_t* shrink_words_ = nullptr;  // our shrink record, in our data heap
+  uint32_t shrink_attempt_ = 0;       // sclCommShrink calls so far
+  bool shrunk_ = false;               // one succeeded
   RankSet shrunk_away_;               // the ranks a shrink left out: destroy does not wait for them
   void* cb_ = nullptr;                // our control block, in our data heap
   void* doorbells_ = nullptr;         // its doorbells, in our doorbell heap

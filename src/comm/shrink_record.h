@@ -23,7 +23,8 @@ struct ShrinkPart {
 };
 
 struct ShrinkRecord {
-  Vote vote;
+  uint32_t attempt = 0;  // this rank's sclCommShrink calls on the communicator: only the same count
+  Vote vote;             // (the same attempt) is taken, so a failed shrink can be tried again
   ShrinkPart part;
 
   static constexpr size_t kHeadWords = 2 + 4 + 14;
@@ -31,7 +32,7 @@ struct ShrinkRecord {
 
   std::vector<uint64_t> encode() const {
     std::vector<uint64_t> w(kHeadWords, 0);
-    w[0] = uint64_t(vote.round) | uint64_t(vote.decided) << 32;
+    w[0] = uint64_t(vote.round) | uint64_t(vote.decided) << 32 | uint64_t(attempt) << 33;
     w[1] = uint32_t(part.prepared) | uint64_t(part.name_bytes) << 32;
     w[2] = part.cb_offset, w[3] = part.doorbell_offset;
     w[4] = part.staging_offset, w[5] = part.staging_bytes;
@@ -45,6 +46,7 @@ struct ShrinkRecord {
     ShrinkRecord r;
     r.vote.round = uint32_t(w[0]);
     r.vote.decided = (w[0] >> 32) & 1;
+    r.attempt = uint32_t(w[0] >> 33);
     r.part.prepared = int32_t(uint32_t(w[1]));
     r.part.name_bytes = std::min<uint32_t>(uint32_t(w[1] >> 32), sizeof r.part.name);
     r.part.cb_offset = w[2], r.part.doorbell_offset = w[3];

@@ -113,8 +113,13 @@ std::optional<std::vector<uint64_t>> Heartbeat::record(int peer) const {
 }
 
 bool Heartbeat::gone(int peer) const {
-  return silent_[size_t(peer)].load(std::memory_order_acquire) ||
-         left_at_[size_t(peer)].load(std::memory_order_acquire) != 0;
+  if (silent_[size_t(peer)].load(std::memory_order_acquire)) return true;
+  // A rank that left sent its last record before its goodbye, but our receives for records are
+  // posted only once we have one: give a record that waited in the provider a moment to land.
+  const int64_t left_at = left_at_[size_t(peer)].load(std::memory_order_acquire);
+  const int64_t listening_since = records_posted_at_.load(std::memory_order_acquire);
+  return left_at != 0 && listening_since != 0 &&
+         now_ns() - std::max(left_at, listening_since) > kLeftGraceNs;
 }
 
 // Per watched rank: the record being sent to it and the receive of its next one.
@@ -134,8 +139,12 @@ struct Heartbeat::RecordLines {
 };
 
 void Heartbeat::post_records(RecordLines& lines) {
-  if (record_bytes_ == 0) return;
+  // Nothing is posted until this rank has a record (it shrinks): a peer's records that come
+  // earlier wait in the provider until then, and no communicator pays for receives it never uses.
   const uint32_t version = my_version_.load(std::memory_order_acquire);
+  if (record_bytes_ == 0 || version == 0) return;
+  if (records_posted_at_.load(std::memory_order_relaxed) == 0)
+    records_posted_at_.store(now_ns(), std::memory_order_release);
   for (size_t i = 0; i < watched_.size(); ++i) {
     const int p = watched_[i];
     if (!lines.listening[i]) {
@@ -147,7 +156,7 @@ void Heartbeat::post_records(RecordLines& lines) {
       t.ignore = kWordMask;
       lines.listening[i] = ep_->post_async(t).ok();
     }
-    if (version == 0 || lines.sending[i] || lines.sent[i] == version ||
+    if (lines.sending[i] || lines.sent[i] == version ||
         left_at_[size_t(p)].load(std::memory_order_acquire) != 0) {
       continue;
     }
@@ -169,7 +178,10 @@ void Heartbeat::post_records(RecordLines& lines) {
 
 void Heartbeat::reap_records(RecordLines& lines) {
   for (size_t i = 0; i < watched_.size(); ++i) {
-    if (lines.sending[i] && lines.out[i].done) lines.sending[i] = false;
+    if (lines.sending[i] && lines.out[i].done) {
+      lines.sending[i] = false;
+      if (lines.out[i].failed) lines.sent[i] = 0;  // send it again
+    }
     Transfer& t = lines.in[i];
     if (!lines.listening[i] || !t.done) continue;
     lines.listening[i] = false;  // listen again at the next post_records()
@@ -224,7 +236,8 @@ void Heartbeat::heard(int peer, uint64_t word, int64_t now) {
   // every rank should say so, whichever news comes first (its own data, or this beat).
   if (s == State::kFailed && usage_of(word)) {
     lose(Errorf(sclInvalidUsage,
-                "%s found the ranks' calls mismatched and revoked the communicator%s",
+                "%s found the ranks' calls mismatched (or used wrongly) and revoked the "
+                "communicator%s",
                 who_(peer).c_str(), because.c_str()),
          blamed >= 0 ? blamed : peer, false);
     return;
@@ -308,6 +321,18 @@ void Heartbeat::loop() {
              p, true);
       }
     }
+  }
+  // Our last record leaves before the goodbye (the same connection keeps their order): a rank
+  // the shrink left out learns so from it, not from our silence.
+  for (const int64_t until = now_ns() + kGoodbyeNs; now_ns() < until;) {
+    reap_records(records);
+    post_records(records);
+    if (std::none_of(records.sending.begin(), records.sending.end(), [](bool b) { return b; }) &&
+        std::all_of(records.sent.begin(), records.sent.end(),
+                    [&](uint32_t v) { return v == my_version_.load(std::memory_order_acquire); })) {
+      break;
+    }
+    ep_->poll(1, -1);
   }
   say_goodbye();
   // Beats may be stuck on a cut link: see Endpoint::abandon().

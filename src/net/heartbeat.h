@@ -69,7 +69,8 @@ class Heartbeat {
   // message whose tag says it is one and numbers it, so a late one never replaces a newer.
   void set_record(std::vector<uint64_t> words);
   std::optional<std::vector<uint64_t>> record(int peer) const;
-  // Whether a watched rank is gone for good: silent for the loss time, or it said goodbye.
+  // Whether a watched rank is gone for good: silent for the loss time, or it said goodbye (and
+  // a record it sent before has had time to land).
   bool gone(int peer) const;
 
  private:
@@ -110,8 +111,9 @@ class Heartbeat {
 
   size_t record_bytes_ = 0;
   mutable std::mutex records_mu_;
-  std::vector<uint64_t> my_record_;                            // guarded by records_mu_
-  std::atomic<uint32_t> my_version_{0};                        // 0: no record yet
+  std::vector<uint64_t> my_record_;            // guarded by records_mu_
+  std::atomic<uint32_t> my_version_{0};        // 0: no record yet
+  std::atomic<int64_t> records_posted_at_{0};  // when the loop first listened for records
   std::vector<std::optional<std::vector<uint64_t>>> records_;  // guarded; per rank
   std::vector<uint32_t> record_versions_;                      // guarded; per rank
 };

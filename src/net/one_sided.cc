@@ -1,10 +1,11 @@
 // One-sided transfers: the sender writes straight into the receiver's registered buffer.
 //
-// Registration-on-allocation makes this cheap: the receiver's heap buffer lies in a chunk range
-// registered once, with remote writes allowed, so its clear-to-send (address, key, size) comes
-// from a registration already made, never one made for the call. The write carries the sender's
-// tag as remote completion data, so the receiver's completion queue says which transfer has
-// landed. A sender never writes more than the receiver said it expects.
+// The receiver's clear-to-send (address, key, size) names a window registered for exactly its
+// buffer, closed when the batch ends (net/registrations.h): the key reaches nothing else, and
+// dies with the transfer. The sender's own buffer, on the heap, is read through the chunk
+// registration made once. The write carries the sender's tag as remote completion data, so the
+// receiver's completion queue says which transfer has landed. A sender never writes more than
+// the receiver said it expects.
 //
 // Both ends also speak first, each with a small injected message on a tag bit of its own: the
 // receiver its clear-to-send, the sender a notice. That is what lets a mismatch be named rather
