@@ -146,7 +146,7 @@ TEST_P(AgreementOver, SurvivorsAgreeWhateverDiesWhen) {
       if (absent[size_t(r)]) world.dead_at[size_t(r)] = -World::kAlive;
     }
     std::vector<std::optional<RankSet>> result(static_cast<size_t>(n));
-    std::vector<bool> died(static_cast<size_t>(n), false);
+    std::vector<char> died(static_cast<size_t>(n), 0);  // one byte each: threads write them
     std::vector<std::thread> threads;
     for (int r = 0; r < n; ++r) {
       if (absent[size_t(r)]) continue;
