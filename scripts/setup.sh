@@ -14,6 +14,7 @@ packages=(
   python3-torch libtorch-dev               # its torch.distributed backend, and the tests' gloo
   libfabric-dev libfabric-bin              # the network between hosts (src/net), fi_info
   iproute2                                 # network namespaces: the tests' "hosts"
+  libopenblas0-pthread                     # an optimised BLAS: torch uses it through the alternatives
 )
 
 if [ $# -gt 0 ]; then packages=("$@"); fi

@@ -1,8 +1,8 @@
 // AlltoAllv: each rank publishes what it sends each peer (count and displacement) in its control
 // block; the receiver reads them, checks them against its own receive counts (a mismatch is an
 // error on every rank), and copies each block straight from the sender's buffer. The counts are
-// uneven, so no common rounds exist: a foreign send buffer is staged whole, into a block of the
-// call's own.
+// uneven, so no common rounds exist: a foreign send buffer is staged whole, into a block that the
+// communicator keeps for its alltoallv calls.
 #include "coll/alltoallv.h"
 
 #include <algorithm>
@@ -25,8 +25,8 @@ Status alltoallv(CollContext& c, const Call& call) {
       extent = std::max(extent, (call.sdispls[p] + call.sendcounts[p]) * es);
   }
   CallDesc d = make_desc(c, call);
-  StagedBlock staged;
-  Result<RemoteRef> ref = c.stager.publish_own(Outgoing{call.send, 0, 1, extent}, &staged);
+  Result<RemoteRef> ref =
+      c.stager.publish_own(Outgoing{call.send, 0, 1, extent}, &c.alltoallv_staged);
   if (!ref.ok()) return ref.status();
   d.send = *ref;
   d.send.stride = es;  // block b = element displacement b
@@ -62,7 +62,7 @@ Status alltoallv(CollContext& c, const Call& call) {
     return usage;
   });
   // A peer may still be copying out of the staged block when the call failed fatally.
-  if (is_fatal(s)) c.quarantine->keep(std::move(staged));
+  if (is_fatal(s)) c.quarantine->keep(std::move(c.alltoallv_staged));
   return s;
 }
 

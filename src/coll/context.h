@@ -42,6 +42,9 @@ struct CollContext {
   PeerMemory mem;                    // how we reach what peers publish
   Stager stager;                     // how we publish what peers read
   Quarantine* quarantine = nullptr;  // staged blocks a failed call could not prove unread
+  // alltoallv's staged send buffer, kept from call to call so that its pages fault in once (a
+  // call returns only when every peer finished reading it; the communicator quarantines it).
+  StagedBlock alltoallv_staged;
   Waiter* waiter = nullptr;
   int64_t timeout_ms = 0;
   uint32_t seq = kNoStep;             // the step number of the last step begun

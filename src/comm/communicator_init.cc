@@ -254,6 +254,7 @@ Communicator::~Communicator() { release_shared_memory(); }
 // never learned of them, or it passed our departure barrier. Otherwise they are leaked.
 void Communicator::release_shared_memory() {
   Heap* heap = existing_heap();
+  quarantine_.keep(std::move(ctx_.alltoallv_staged));
   if (!heap || (published_ && !departed_)) {
     quarantine_.leak_all();
     hier_moe_.leak();
