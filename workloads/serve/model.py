@@ -1,0 +1,152 @@
+"""A DeepSeek-V3-shaped MoE decoder with random weights from a seed, and its KV cache.
+
+Each layer: RMSNorm, multi-head attention over the sequence's KV cache, RMSNorm, then an FFN:
+dense in the first `dense_layers`, after that a mixture of `experts` routed experts (softmax
+gate, top-k, weights renormalised over the chosen k) plus one shared expert, every expert a
+SwiGLU. The routed experts are spread over the ranks (expert parallelism); everything else is
+replicated and runs on the rank that owns the request (attention data parallelism). The MoE
+exchange is the engine's communication path (exchange.py); the expert side of it is here, so every
+path computes the same math on the same rows.
+
+Weights depend on the seed and the weight's name only, never on the rank count, so a run on 2
+ranks and one on 4 serve the same model. There is no positional encoding: it costs nothing that
+matters to a communication benchmark.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def _weight(seed, name, shape, dtype, fan_in):
+    g = torch.Generator().manual_seed(hash_name(seed, name))
+    return (torch.randn(shape, generator=g) / math.sqrt(fan_in)).to(dtype)
+
+
+def hash_name(seed, name):
+    """A 63-bit seed from the run's seed and a weight's name (stable across processes, unlike
+    Python's hash of a string)."""
+    h = seed & 0xFFFFFFFF
+    for ch in name.encode():
+        h = (h * 1000003 + ch) & 0x7FFFFFFFFFFFFFFF
+    return h
+
+
+def rms_norm(x, eps=1e-6):
+    x32 = x.float()
+    return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+class Experts:
+    """SwiGLU experts stacked in tensors: w1, w3 [n, H, I], w2 [n, I, H]."""
+
+    def __init__(self, seed, prefix, ids, hidden, inter, dtype):
+        def stack(tag, shape, fan_in):
+            return torch.stack([_weight(seed, f"{prefix}.{e}.{tag}", shape, dtype, fan_in)
+                                for e in ids]) if ids else torch.empty(0, *shape, dtype=dtype)
+        self.w1 = stack("w1", (hidden, inter), hidden)
+        self.w3 = stack("w3", (hidden, inter), hidden)
+        self.w2 = stack("w2", (inter, hidden), inter)
+
+    def __call__(self, i, x):
+        return (F.silu(x @ self.w1[i]) * (x @ self.w3[i])) @ self.w2[i]
+
+
+class MoeLayer:
+    """Gate, this rank's routed experts, the shared expert. The expert side of the exchange is
+    `token_major` (normal mode) and `expert_major` (low-latency mode)."""
+
+    def __init__(self, seed, layer, cfg, rank, nranks, dtype):
+        assert cfg.experts % nranks == 0, "experts must spread evenly over the ranks"
+        self.k, self.local = cfg.topk, cfg.experts // nranks
+        first = rank * self.local
+        self.gate = _weight(seed, f"l{layer}.gate", (cfg.hidden, cfg.experts), torch.float32,
+                            cfg.hidden)
+        self.experts = Experts(seed, f"l{layer}.expert", list(range(first, first + self.local)),
+                               cfg.hidden, cfg.expert_inter, dtype)
+        self.shared = Experts(seed, f"l{layer}.shared", [0], cfg.hidden, cfg.expert_inter, dtype)
+
+    def route(self, h):
+        """topk_idx [T, k] int64 and topk_weights [T, k] float32."""
+        scores = torch.softmax(h.float() @ self.gate, dim=-1)
+        w, idx = torch.topk(scores, self.k, dim=-1)
+        return idx, w / w.sum(-1, keepdim=True)
+
+    def token_major(self, x, idx, w):
+        """Normal mode: per received row, the sum over j ascending of w[j] * expert_idx[j](row),
+        over this rank's experts (idx -1 elsewhere), in float32, rounded once."""
+        rows = x.shape[0]
+        out = torch.empty(rows, self.k, x.shape[1], dtype=x.dtype)
+        for e in range(self.local):
+            hit = idx == e
+            sel = hit.any(1).nonzero().squeeze(1)
+            if sel.numel():
+                out[sel, hit[sel].int().argmax(1)] = self.experts(e, x[sel])
+        acc = torch.zeros(rows, x.shape[1])
+        for j in range(self.k):
+            valid = (idx[:, j] >= 0).nonzero().squeeze(1)
+            acc[valid] += w[valid, j:j + 1] * out[valid, j].float()
+        return acc.to(x.dtype)
+
+    def expert_major(self, e, x):
+        """Low-latency mode: expert e's output for its rows (weighted by the token's owner)."""
+        return self.experts(e, x)
+
+
+class Model:
+    def __init__(self, cfg, seed, rank, nranks, dtype, kv_slots):
+        self.cfg, self.dtype = cfg, dtype
+        H, A = cfg.hidden, cfg.heads * cfg.head_dim
+        self.embed = _weight(seed, "embed", (cfg.vocab, H), dtype, 1)
+        self.head = _weight(seed, "head", (H, cfg.vocab), dtype, H)
+        self.attn, self.ffn = [], []
+        for l in range(cfg.layers):
+            self.attn.append({n: _weight(seed, f"l{l}.{n}", (H, A) if n != "wo" else (A, H), dtype,
+                                         H if n != "wo" else A) for n in ("wq", "wk", "wv", "wo")})
+            self.ffn.append(Experts(seed, f"l{l}.dense", [0], H, cfg.dense_inter, dtype)
+                            if l < cfg.dense_layers else MoeLayer(seed, l, cfg, rank, nranks, dtype))
+        # One KV-cache slot per running sequence: [slots, heads, max_len, head_dim] per layer.
+        shape = (kv_slots, cfg.heads, cfg.max_len, cfg.head_dim)
+        self.k_cache = [torch.zeros(shape, dtype=dtype) for _ in range(cfg.layers)]
+        self.v_cache = [torch.zeros(shape, dtype=dtype) for _ in range(cfg.layers)]
+
+    def forward(self, seqs, moe):
+        """seqs: [(kv slot, first position, token ids)] of this rank's batch; moe(layer, h) runs
+        the MoE exchange (every rank calls it, even with no tokens). Returns the final hidden
+        states [T, H] and the next token of each sequence (greedy)."""
+        cfg = self.cfg
+        tokens = torch.cat([t for _, _, t in seqs]) if seqs else torch.empty(0, dtype=torch.long)
+        x = self.embed[tokens]
+        for l in range(cfg.layers):
+            x = x + self._attention(l, rms_norm(x), seqs)
+            h = rms_norm(x)
+            if l < cfg.dense_layers:
+                x = x + self.ffn[l](0, h)
+            else:
+                x = x + self.ffn[l].shared(0, h) + moe(self.ffn[l], h)
+        x = rms_norm(x)
+        if not seqs:
+            return x, torch.empty(0, dtype=torch.long)
+        last = torch.tensor([len(t) for _, _, t in seqs]).cumsum(0) - 1
+        logits = x[last].float() @ self.head.float()
+        return x, logits.argmax(-1)
+
+    def _attention(self, l, h, seqs):
+        cfg, w = self.cfg, self.attn[l]
+        n, d = cfg.heads, cfg.head_dim
+        q, k, v = h @ w["wq"], h @ w["wk"], h @ w["wv"]
+        out = torch.empty_like(q)
+        off = 0
+        for slot, start, toks in seqs:
+            c = len(toks)
+            end = start + c
+            self.k_cache[l][slot, :, start:end] = k[off:off + c].view(c, n, d).transpose(0, 1)
+            self.v_cache[l][slot, :, start:end] = v[off:off + c].view(c, n, d).transpose(0, 1)
+            qs = q[off:off + c].view(c, n, d).transpose(0, 1)
+            s = (qs @ self.k_cache[l][slot, :, :end].transpose(1, 2)).float() / math.sqrt(d)
+            if c > 1:  # causal within the chunk: query i sees positions up to start + i
+                s.masked_fill_(torch.arange(end) > torch.arange(start, end)[:, None], -math.inf)
+            p = torch.softmax(s, dim=-1).to(h.dtype)
+            out[off:off + c] = (p @ self.v_cache[l][slot, :, :end]).transpose(0, 1).reshape(c, -1)
+            off += c
+        return out @ w["wo"]
