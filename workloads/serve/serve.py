@@ -59,6 +59,8 @@ def parse(argv=None):
     g.add_argument("--burstiness", type=float, default=1.0)
     g.add_argument("--max-concurrency", type=int)
     g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--warmup-prompts", type=int, default=4,
+                   help="served, all at once, before the measured load (not reported)")
     g.add_argument("--metric-percentiles", default="99")
     g.add_argument("--goodput", nargs="*", default=[], metavar="KEY:MS",
                    help="SLOs, e.g. ttft:500 tpot:50")
@@ -116,6 +118,13 @@ def run_path(path, a, cfg, ecfg, dtype, model, gloo, rank, size):
             last[0] = time.time()
             print(f"serve: {path}: {done}/{total} requests done", file=sys.stderr, flush=True)
 
+    if a.warmup_prompts:
+        warm = loadgen.make_requests(a.warmup_prompts, a.random_input_len, a.random_output_len,
+                                     a.random_range_ratio, cfg.vocab, a.seed + 7)
+        engine.serve(warm, loadgen.Sender([0.0] * len(warm)) if rank == 0 else None)
+        engine.steps.clear()
+        for phase in ex.comm_s:
+            ex.comm_s[phase] = 0.0
     t0 = time.perf_counter()
     finished = engine.serve(workload, sender, progress)
     duration = time.perf_counter() - t0
