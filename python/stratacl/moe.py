@@ -22,14 +22,40 @@ and sums over j ascending.
 FP8 e4m3 rows travel as uint8 tensors (torch 1.13 has no float8 type) with float32 scales, one
 per 128 columns: pass ``x=(rows, scales)``, or bfloat16 rows with ``fp8=True`` to quantise them
 in flight. Receivers pull rows straight from the senders' tensors; tensors in the StrataCL heap
-(stratacl.torch.use_heap_allocator) are read in place. Calls block until done. Arguments DeepEP
-takes for its own scheduling (layout tensors, config, events, async flags) are accepted and
-ignored: StrataCL computes the layout itself, and the returned events are None.
+(stratacl.torch.use_heap_allocator) are read in place.
+
+Calls block until done, or, with ``async_finish=True``, are queued on the buffer's own stream
+and return at once with an ``EventOverlap``: ``event.current_stream_wait()`` waits for them
+(and for every call queued on this buffer before them). Outputs may be read only after the wait;
+a token-major dispatch's outputs take their row count then, and its per-expert counts come as
+an int32 tensor instead of a list. Two-batch overlap uses one Buffer per micro-batch, so that
+waiting for one does not wait for the other. Other arguments DeepEP takes for its own scheduling
+(layout tensors, config, previous events) are accepted and ignored: StrataCL computes the
+layout itself.
 """
 import torch
 
 from . import torch as _stratacl_torch  # noqa: F401  (the backend and its module)
 from ._torch import MoeBuffer
+
+
+class EventOverlap:
+    """DeepEP's event: ``current_stream_wait()`` waits for the calls it stands for. Used as a
+    context manager, it waits on exit."""
+
+    def __init__(self, buffer=None):
+        self._buffer = buffer
+
+    def current_stream_wait(self):
+        if self._buffer is not None:
+            self._buffer.wait()
+            self._buffer = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.current_stream_wait()
 
 
 class Buffer:
@@ -57,7 +83,11 @@ class Buffer:
     def _rows(x):
         return x if isinstance(x, tuple) else (x, None)
 
-    def dispatch(self, x, handle=None, topk_idx=None, topk_weights=None, **_ignored):
+    def _event(self, async_finish):
+        return EventOverlap(self._buf if async_finish else None)
+
+    def dispatch(self, x, handle=None, topk_idx=None, topk_weights=None, async_finish=False,
+                 **_ignored):
         """(recv_x, recv_topk_idx, recv_topk_weights, num_recv_tokens_per_expert_list, handle,
         None). recv_x is (rows, scales) when rows arrive as fp8. A handle reuses its routing
         (topk_idx may then be None): the backward of combine."""
@@ -66,30 +96,34 @@ class Buffer:
                                "low_latency_dispatch")
         rows, scales = self._rows(x)
         recv, recv_scales, idx, weights, per_expert, _, handle = self._buf.dispatch(
-            rows, scales, topk_idx, topk_weights, handle)
+            rows, scales, topk_idx, topk_weights, handle, async_finish)
         recv_x = recv if recv_scales is None else (recv, recv_scales)
-        return recv_x, idx, weights, per_expert.tolist(), handle, None
+        counts = per_expert if async_finish else per_expert.tolist()
+        return recv_x, idx, weights, counts, handle, self._event(async_finish)
 
-    def combine(self, x, handle, topk_weights=None, **_ignored):
-        """(combined_x, None, None): per token, the sum of what its destination ranks return."""
+    def combine(self, x, handle, topk_weights=None, async_finish=False, **_ignored):
+        """(combined_x, None, event): per token, the sum of what its destination ranks
+        return."""
         if self.low_latency_mode:
             raise RuntimeError("stratacl: a low-latency buffer combines with low_latency_combine")
-        return self._buf.combine(handle, x, None), None, None
+        return self._buf.combine(handle, x, None, async_finish), None, self._event(async_finish)
 
     def low_latency_dispatch(self, x, topk_idx, num_max_dispatch_tokens_per_rank=None,
-                             num_experts=None, **_ignored):
-        """(recv_x, recv_count, handle, None, None): rows packed per local expert."""
+                             num_experts=None, async_finish=False, **_ignored):
+        """(recv_x, recv_count, handle, event, None): rows packed per local expert."""
         if not self.low_latency_mode:
             raise RuntimeError("stratacl: create the Buffer with low_latency_mode=True")
         rows, scales = self._rows(x)
         recv, recv_scales, _, _, count, _, handle = self._buf.dispatch(rows, scales, topk_idx,
-                                                                       None, None)
+                                                                       None, None, async_finish)
         recv_x = recv if recv_scales is None else (recv, recv_scales)
-        return recv_x, count, handle, None, None
+        return recv_x, count, handle, self._event(async_finish), None
 
-    def low_latency_combine(self, x, topk_idx, topk_weights, handle, **_ignored):
-        """(combined_x, None, None): per token, sum over j of topk_weights[t, j] times its
+    def low_latency_combine(self, x, topk_idx, topk_weights, handle, async_finish=False,
+                            **_ignored):
+        """(combined_x, event, None): per token, sum over j of topk_weights[t, j] times its
         expert's output, in j order."""
         if not self.low_latency_mode:
             raise RuntimeError("stratacl: create the Buffer with low_latency_mode=True")
-        return self._buf.combine(handle, x, topk_weights), None, None
+        return (self._buf.combine(handle, x, topk_weights, async_finish),
+                self._event(async_finish), None)

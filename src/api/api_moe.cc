@@ -285,10 +285,12 @@ sclResult_t sclMoeCombine(sclMoe_t moe, sclMoeHandle_t handle, const void* exper
     return report(c, Errorf(sclInvalidArgument,
                             "topkWeights: token-major combine is unweighted (pass NULL)"));
   }
-  // A rank that owns no expert holds no rows: its expertOut may be NULL.
-  if (Status s = check_buffer("expertOut", expertOut, p.local_experts > 0 ? 1 : 0, p.out_type);
-      !s.ok())
-    return report(c, s);
+  // A rank that receives no rows may pass NULL (an empty tensor has no memory): the rows are
+  // known once the dispatch completed, and the step checks them (below).
+  if (expertOut) {
+    if (Status s = check_buffer("expertOut", expertOut, 1, p.out_type); !s.ok())
+      return report(c, s);
+  }
   if (topkWeights) {
     if (Status s =
             check_buffer("topkWeights", topkWeights, tokens * size_t(p.topk) * 4, sclFloat32);

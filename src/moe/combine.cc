@@ -149,6 +149,10 @@ Status check_combine_buffers(const Plan& p, const Routing& routing, const void* 
                              const void* out, size_t out_bytes) {
   const size_t held = held_bytes(p, routing);
   if (held == 0) return Status::Ok();
+  if (!expert_out) {
+    return Errorf(sclInvalidArgument, "expertOut: NULL, but this rank's dispatch received %zu rows",
+                  held / p.out_row_bytes());
+  }
   if (const Heap* h = existing_heap(); h && h->contains(expert_out, 1)) {
     const uint64_t left = h->bytes_to_allocation_end(expert_out);
     if (left < held) {

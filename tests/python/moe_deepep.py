@@ -115,6 +115,69 @@ def low_latency_mode():
     checks.equal(combined, want, "LL combine")
 
 
+def async_finish():
+    """async_finish=True: calls queue on the buffer's stream and return an event; after
+    current_stream_wait() the outputs equal the blocking calls' (shapes included), and two
+    buffers' calls interleave as two-batch overlap issues them, an allreduce among them."""
+    dtype = torch.bfloat16
+    x, idx, w = inputs(RANK, dtype)
+    sync = Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=dtype)
+    want_x, want_idx, want_w, want_per_expert, handle, event = sync.dispatch(
+        x, topk_idx=idx, topk_weights=w)
+    event.current_stream_wait()  # a blocking call's event is already complete
+    want_out, _, _ = sync.combine((want_x.float() * 3).to(dtype), handle)
+    a, b = (Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=dtype) for _ in range(2))
+    ra = a.dispatch(x, topk_idx=idx, topk_weights=w, async_finish=True)
+    rb = b.dispatch(x[:2], topk_idx=idx[:2], topk_weights=w[:2], async_finish=True)
+    total = torch.ones(3)
+    dist.all_reduce(total)  # a collective between queued MoE calls keeps its place in the order
+    checks.true(ra[0].shape[0] == N * T_MAX, "an async dispatch's rows are counted at the wait")
+    ra[5].current_stream_wait()
+    checks.equal(ra[0], want_x, "async dispatch rows")
+    checks.equal(ra[1], want_idx, "async dispatch ids")
+    checks.equal(ra[2], want_w, "async dispatch weights")
+    checks.true(ra[3].tolist() == want_per_expert, "async per-expert counts")
+    out_a, _, ev = a.combine((ra[0].float() * 3).to(dtype), ra[4], async_finish=True)
+    rb[5].current_stream_wait()
+    with ev:
+        pass
+    checks.equal(out_a, want_out, "async combine")
+    out_b, _, ev = b.combine(rb[0], rb[4], async_finish=True)
+    ev.current_stream_wait()
+    checks.equal(total, torch.full((3,), float(N)), "allreduce among async MoE calls")
+    dests = torch.tensor([len({owner(e) for e in idx[t].tolist() if e >= 0}) for t in range(2)],
+                         dtype=torch.float32) if x.shape[0] else torch.empty(0)
+    checks.equal(out_b, (x[:2].float() * dests.view(-1, 1)).to(dtype), "second buffer's combine")
+    ll = Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=torch.float32,
+                low_latency_mode=True)
+    rx, count, h, ev, _ = ll.low_latency_dispatch(x, idx, async_finish=True)
+    ev.current_stream_wait()
+    sx, scount, sh, _, _ = ll.low_latency_dispatch(x, idx)
+    checks.equal(count, scount, "async low-latency counts")
+    for l in range(E_PER_RANK):
+        checks.equal(rx[l, :int(count[l])], sx[l, :int(count[l])], "async low-latency rows")
+    out, ev, _ = ll.low_latency_combine(rx.float().contiguous(), idx, w, h, async_finish=True)
+    ev.current_stream_wait()
+    want, _, _ = ll.low_latency_combine(sx.float().contiguous(), idx, w, sh)
+    checks.equal(out, want, "async low-latency combine")
+
+
+def no_tokens_anywhere():
+    """A step where no rank has a token: every rank receives no rows and combines an empty
+    tensor (whose data pointer is NULL), blocking and queued."""
+    buf = Buffer(None, H, E, K, T_MAX)
+    x, idx, w = torch.empty(0, H, dtype=torch.bfloat16), torch.empty(0, K, dtype=torch.long), \
+        torch.empty(0, K)
+    for async_finish in (False, True):
+        recv_x, _, _, _, handle, event = buf.dispatch(x, topk_idx=idx, topk_weights=w,
+                                                      async_finish=async_finish)
+        event.current_stream_wait()
+        checks.true(recv_x.shape == (0, H), f"no rows received (async {async_finish})")
+        out, _, event = buf.combine(recv_x, handle, async_finish=async_finish)
+        event.current_stream_wait()
+        checks.true(out.shape == (0, H), f"an empty combine (async {async_finish})")
+
+
 def e4m3_to_float(b):
     """fp8 e4m3 bytes (bias 7, 3 mantissa bits, subnormals) to float32."""
     b = b.to(torch.int32)
@@ -175,6 +238,8 @@ for dtype in (torch.bfloat16, torch.float32):
     normal_mode(dtype)
 dropped_at_different_moments()
 low_latency_mode()
+async_finish()
+no_tokens_anywhere()
 fp8_in_flight()
 errors()
 dist.destroy_process_group()

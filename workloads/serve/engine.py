@@ -7,6 +7,10 @@ alike: prefill (normal-mode MoE exchange) when any rank prefills, else decode (l
 Then each rank runs its own batch through the model; every rank takes part in every MoE
 exchange, with no tokens if it has none. When no rank has work, rank 0 sleeps until the next
 arrival while the others wait in the next step's all_gather.
+
+With two-batch overlap, each rank cuts its batch in two micro-batches of about equal tokens and
+interleaves them layer by layer: one micro-batch's attention and experts run while the other's
+dispatch or combine is in flight (exchange.StrataclExchange.start/middle/finish).
 """
 import time
 
@@ -18,8 +22,9 @@ from scheduler import Request, Scheduler, route
 
 
 class Engine:
-    def __init__(self, model, exchange, engine_cfg, group, keep_hidden=False):
+    def __init__(self, model, exchange, engine_cfg, group, keep_hidden=False, overlap=False):
         self.model, self.exchange, self.group = model, exchange, group
+        self.overlap = overlap
         self.rank, self.nranks = dist.get_rank(group), dist.get_world_size(group)
         self.cfg = engine_cfg
         self.keep_hidden = keep_hidden  # --check: each request's final hidden state
@@ -27,6 +32,30 @@ class Engine:
 
     def _moe(self, mode):
         return lambda layer, h: self.exchange.run(mode, layer, h)
+
+    def _forward(self, mode, seqs):
+        if not self.overlap:
+            return self.model.forward(seqs, self._moe(mode))
+        sizes = torch.tensor([len(t) for _, _, t in seqs], dtype=torch.long).cumsum(0)
+        cut = int((sizes < (sizes[-1] + 1) // 2).sum()) + 1 if seqs else 0
+        ex, parts = self.exchange, (seqs[:cut], seqs[cut:])
+        steps = [self.model.forward_steps(p) for p in parts]
+        results = [None, None]
+
+        def advance(i, routed):  # micro-batch i computes up to its next MoE layer, and starts it
+            try:
+                layer, h = steps[i].send(routed)
+            except StopIteration as done:
+                results[i] = done.value
+                return None
+            return ex.start(mode, layer, h, i)
+
+        states = [advance(0, None), advance(1, None)]
+        while states[0] is not None:  # both micro-batches cross the same MoE layers
+            ex.middle(states[0])
+            ex.middle(states[1])
+            states = [advance(i, ex.finish(states[i])) for i in (0, 1)]
+        return tuple(torch.cat([results[0][j], results[1][j]]) for j in (0, 1))
 
     def _state(self, sched, sent, finished):
         mine = torch.tensor([sched.load(), int(sched.wants_prefill()), len(sched.free_slots),
@@ -69,7 +98,7 @@ class Engine:
             batch = sched.schedule(allow_prefill=prefill)
             comm_before = self.exchange.comm_s[mode]
             seqs = [(c.request.slot, c.start, torch.tensor(c.tokens)) for c in batch]
-            hidden, tokens = self.model.forward(seqs, self._moe(mode))
+            hidden, tokens = self._forward(mode, seqs)
             sched.commit(batch, tokens.tolist(), time.perf_counter() - start)
             if self.keep_hidden:
                 last = torch.tensor([len(c.tokens) for c in batch]).cumsum(0) - 1

@@ -24,36 +24,69 @@ PREFILL, DECODE = "prefill", "decode"
 
 
 class StrataclExchange:
-    def __init__(self, group, cfg, engine_cfg, dtype):
+    """`run` does one exchange, blocking. Two-batch overlap splits it in three, so that a driver
+    can compute one micro-batch while the other's calls are in flight: `start` queues the
+    dispatch, `middle` waits for it, runs the experts and queues the combine, `finish` waits
+    for that. Micro-batch i uses buffers of its own (waiting for one never waits for the
+    other); the time counted is the time spent issuing and waiting."""
+
+    def __init__(self, group, cfg, engine_cfg, dtype, micro_batches=1):
         from stratacl.moe import Buffer
         args = (group, cfg.hidden, cfg.experts, cfg.topk)
-        self.normal = Buffer(*args, engine_cfg.max_num_batched_tokens, x_dtype=dtype,
-                             out_dtype=dtype)
-        self.low_latency = Buffer(*args, engine_cfg.max_num_seqs, x_dtype=dtype, out_dtype=dtype,
-                                  low_latency_mode=True)
+        self.normal = [Buffer(*args, engine_cfg.max_num_batched_tokens, x_dtype=dtype,
+                              out_dtype=dtype) for _ in range(micro_batches)]
+        self.low_latency = [Buffer(*args, engine_cfg.max_num_seqs, x_dtype=dtype,
+                                   out_dtype=dtype, low_latency_mode=True)
+                            for _ in range(micro_batches)]
         self.comm_s = {PREFILL: 0.0, DECODE: 0.0}
 
     def run(self, mode, layer, h):
+        state = self.start(mode, layer, h, 0, async_finish=False)
+        self.middle(state)
+        return self.finish(state)
+
+    def start(self, mode, layer, h, micro_batch, async_finish=True):
         idx, w = layer.route(h)
         t0 = time.perf_counter()
         if mode == PREFILL:
-            x, recv_idx, recv_w, _, handle, _ = self.normal.dispatch(h, topk_idx=idx,
-                                                                     topk_weights=w)
+            buf = self.normal[micro_batch]
+            out = buf.dispatch(h, topk_idx=idx, topk_weights=w, async_finish=async_finish)
+        else:
+            buf = self.low_latency[micro_batch]
+            out = buf.low_latency_dispatch(h, idx, async_finish=async_finish)
+        self.comm_s[mode] += time.perf_counter() - t0
+        return {"mode": mode, "layer": layer, "buf": buf, "idx": idx, "w": w, "out": out,
+                "async": async_finish}
+
+    def middle(self, state):
+        mode, layer, buf, overlap = state["mode"], state["layer"], state["buf"], state["async"]
+        t0 = time.perf_counter()
+        if mode == PREFILL:
+            x, recv_idx, recv_w, _, handle, event = state["out"]
+            event.current_stream_wait()
             t1 = time.perf_counter()
             partial = layer.token_major(x, recv_idx, recv_w)
             t2 = time.perf_counter()
-            out, _, _ = self.normal.combine(partial, handle)
+            combined, _, event = buf.combine(partial, handle, async_finish=overlap)
         else:
-            x, count, handle, _, _ = self.low_latency.low_latency_dispatch(h, idx)
+            x, count, handle, event, _ = state["out"]
+            event.current_stream_wait()
             t1 = time.perf_counter()
             y = torch.empty_like(x)
             for e, c in enumerate(count.tolist()):
                 if c:
                     y[e, :c] = layer.expert_major(e, x[e, :c])
             t2 = time.perf_counter()
-            out, _, _ = self.low_latency.low_latency_combine(y, idx, w, handle)
+            combined, event, _ = buf.low_latency_combine(y, state["idx"], state["w"], handle,
+                                                         async_finish=overlap)
+        state["combined"], state["event"] = combined, event
         self.comm_s[mode] += (t1 - t0) + (time.perf_counter() - t2)
-        return out
+
+    def finish(self, state):
+        t0 = time.perf_counter()
+        state["event"].current_stream_wait()
+        self.comm_s[state["mode"]] += time.perf_counter() - t0
+        return state["combined"]
 
 
 class BufferedExchange:
@@ -152,9 +185,9 @@ class BufferedExchange:
         return out
 
 
-def make(path, cfg, engine_cfg, dtype, gloo_group=None):
+def make(path, cfg, engine_cfg, dtype, gloo_group=None, micro_batches=1):
     if path == "stratacl":
-        return StrataclExchange(dist.group.WORLD, cfg, engine_cfg, dtype)
+        return StrataclExchange(dist.group.WORLD, cfg, engine_cfg, dtype, micro_batches)
     if path == "buffered":
         return BufferedExchange(dist.group.WORLD, cfg, engine_cfg, dtype)
     if path == "gloo":

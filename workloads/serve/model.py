@@ -118,6 +118,18 @@ class Model:
         """seqs: [(kv slot, first position, token ids)] of this rank's batch; moe(layer, h) runs
         the MoE exchange (every rank calls it, even with no tokens). Returns the final hidden
         states [T, H] and the next token of each sequence (greedy)."""
+        steps = self.forward_steps(seqs)
+        try:
+            request = next(steps)
+            while True:
+                request = steps.send(moe(*request))
+        except StopIteration as done:
+            return done.value
+
+    def forward_steps(self, seqs):
+        """The forward pass as a generator, so that a driver can interleave two micro-batches:
+        it yields (layer, h) at each MoE layer, takes the routed experts' output back, and
+        returns what forward returns."""
         cfg = self.cfg
         tokens = torch.cat([t for _, _, t in seqs]) if seqs else torch.empty(0, dtype=torch.long)
         x = self.embed[tokens]
@@ -127,7 +139,8 @@ class Model:
             if l < cfg.dense_layers:
                 x = x + self.ffn[l](0, h)
             else:
-                x = x + self.ffn[l].shared(0, h) + moe(self.ffn[l], h)
+                routed = yield self.ffn[l], h
+                x = x + self.ffn[l].shared(0, h) + routed
         x = rms_norm(x)
         if not seqs:
             return x, torch.empty(0, dtype=torch.long)

@@ -47,6 +47,9 @@ def parse(argv=None):
     p.add_argument("--layers", type=int, help="override the preset's layer count")
     p.add_argument("--dtype", choices=("auto", "bfloat16", "float32"), default="auto",
                    help="auto: bfloat16 where the CPU computes it natively")
+    p.add_argument("--enable-two-batch-overlap", action="store_true",
+                   help="stratacl path: two micro-batches, one computing while the other's "
+                   "dispatch or combine is in flight")
     p.add_argument("--max-num-seqs", type=int, default=config.EngineConfig.max_num_seqs)
     p.add_argument("--max-num-batched-tokens", type=int,
                    default=config.EngineConfig.max_num_batched_tokens)
@@ -103,9 +106,10 @@ def run_path(path, a, cfg, ecfg, dtype, model, gloo, rank, size):
     if path == "stratacl":
         import stratacl.torch
         stratacl.torch.use_heap_allocator()  # activations, and so the MoE rows, in the heap
-    ex = exchange.make(path, cfg, ecfg, dtype, gloo)
+    overlap = a.enable_two_batch_overlap and path == "stratacl"
+    ex = exchange.make(path, cfg, ecfg, dtype, gloo, micro_batches=2 if overlap else 1)
     engine = Engine(model, ex, ecfg, gloo if path == "gloo" else dist.group.WORLD,
-                    keep_hidden=a.check)
+                    keep_hidden=a.check, overlap=overlap)
     workload = loadgen.make_requests(a.num_prompts, a.random_input_len, a.random_output_len,
                                      a.random_range_ratio, cfg.vocab, a.seed)
     rate = math.inf if a.check else a.request_rate
@@ -153,7 +157,7 @@ def run_path(path, a, cfg, ecfg, dtype, model, gloo, rank, size):
             res["step_ms"][phase] = 1000 * sum(s[1] for s in per_rank[0]) / len(per_rank[0])
             res["comm_share"][phase] = sum(sum(s[2] for s in st) / sum(s[1] for s in st)
                                            for st in per_rank) / size
-    res.update(path=path, ranks=size, preset=a.preset, dtype=str(dtype).split(".")[-1],
+    res.update(path=path, ranks=size, two_batch_overlap=overlap, preset=a.preset, dtype=str(dtype).split(".")[-1],
                num_prompts=a.num_prompts, request_rate=str(rate), burstiness=a.burstiness,
                max_concurrency=a.max_concurrency, random_input_len=a.random_input_len,
                random_output_len=a.random_output_len, seed=a.seed)

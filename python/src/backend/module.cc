@@ -68,15 +68,17 @@ PYBIND11_MODULE(_torch, m) {
           "dispatch",
           [](MoeBuffer& b, const at::Tensor& x, std::optional<at::Tensor> scales,
              std::optional<at::Tensor> topk_idx, std::optional<at::Tensor> topk_weights,
-             std::shared_ptr<MoeRouting> reuse) {
-            MoeBuffer::Received r = b.dispatch(x, scales, topk_idx, topk_weights, reuse);
+             std::shared_ptr<MoeRouting> reuse, bool async_op) {
+            MoeBuffer::Received r = b.dispatch(x, scales, topk_idx, topk_weights, reuse, async_op);
             return py::make_tuple(r.x, r.scales.defined() ? py::cast(r.scales) : py::none(),
                                   r.topk_idx.defined() ? py::cast(r.topk_idx) : py::none(),
                                   r.topk_weights.defined() ? py::cast(r.topk_weights) : py::none(),
                                   r.tokens_per_expert, r.rows, r.routing);
           },
           py::arg("x"), py::arg("x_scales") = py::none(), py::arg("topk_idx") = py::none(),
-          py::arg("topk_weights") = py::none(), py::arg("handle") = py::none())
+          py::arg("topk_weights") = py::none(), py::arg("handle") = py::none(),
+          py::arg("async_op") = false)
       .def("combine", &MoeBuffer::combine, py::arg("handle"), py::arg("x"),
-           py::arg("topk_weights") = py::none());
+           py::arg("topk_weights") = py::none(), py::arg("async_op") = false)
+      .def("wait", &MoeBuffer::wait);
 }

@@ -74,7 +74,29 @@ MoeBuffer::MoeBuffer(const c10::intrusive_ptr<c10d::ProcessGroup>& group, const 
 MoeBuffer::~MoeBuffer() {
   std::optional<pybind11::gil_scoped_release> no_gil;
   if (PyGILState_Check()) no_gil.emplace();
+  if (stream_) {
+    sclStreamSynchronize(stream_);  // errors of calls nobody waited for have nobody to tell
+    sclStreamDestroy(stream_);
+  }
   sclMoeDestroy(moe_);
+}
+
+sclStream_t MoeBuffer::submit_stream(bool async_op, std::initializer_list<at::Tensor> keep) {
+  if (!async_op) return nullptr;
+  if (!stream_) check(sclStreamCreate(&stream_), comm_, "sclStreamCreate");
+  for (const at::Tensor& t : keep)
+    if (t.defined()) in_flight_.push_back(t);
+  return stream_;
+}
+
+void MoeBuffer::wait() {
+  if (!stream_) return;
+  const sclResult_t r = without_gil([&] { return sclStreamSynchronize(stream_); });
+  std::vector<std::function<void()>> finish;
+  finish.swap(on_finish_);
+  in_flight_.clear();
+  check(r, comm_, "a MoE call queued with async_op");
+  for (auto& f : finish) f();
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> MoeBuffer::layout(const at::Tensor& topk_idx) {
@@ -94,7 +116,7 @@ MoeBuffer::Received MoeBuffer::dispatch(const at::Tensor& x,
                                         const std::optional<at::Tensor>& scales,
                                         const std::optional<at::Tensor>& topk_idx,
                                         const std::optional<at::Tensor>& topk_weights,
-                                        const std::shared_ptr<MoeRouting>& reuse) {
+                                        const std::shared_ptr<MoeRouting>& reuse, bool async_op) {
   const int64_t tokens = x.dim() == 2 ? x.size(0) : -1;
   const int64_t h = options_.hidden, k = options_.topk;
   check_tensor(x, options_.x_type, {tokens, h}, "x");
@@ -122,7 +144,7 @@ MoeBuffer::Received MoeBuffer::dispatch(const at::Tensor& x,
     r.topk_weights = at::empty({int64_t(max_rows_), k}, at::kFloat);
   }
   r.tokens_per_expert = at::empty({local_experts_}, at::kInt);
-  int rows = 0;
+  auto rows = std::make_shared<int>(0);  // written by the call, when it runs
 
   sclMoeTokens_t in{x.data_ptr(), scales ? scales->data_ptr<float>() : nullptr,
                     topk_idx ? topk_idx->data_ptr<int64_t>() : nullptr,
@@ -132,25 +154,37 @@ MoeBuffer::Received MoeBuffer::dispatch(const at::Tensor& x,
                    options_.expert_major ? nullptr : r.topk_idx.data_ptr<int64_t>(),
                    options_.expert_major ? nullptr : r.topk_weights.data_ptr<float>(),
                    r.tokens_per_expert.data_ptr<int>(),
-                   options_.expert_major ? nullptr : &rows};
+                   options_.expert_major ? nullptr : rows.get()};
   r.routing = reuse ? reuse : std::make_shared<MoeRouting>(nullptr, tokens);
-  check(without_gil([&] { return sclMoeDispatch(moe_, &in, &out, r.routing->slot(), nullptr); }),
+  sclStream_t stream =
+      submit_stream(async_op, {x, scales.value_or(at::Tensor()), topk_idx.value_or(at::Tensor()),
+                               topk_weights.value_or(at::Tensor()), r.x, r.scales, r.topk_idx,
+                               r.topk_weights, r.tokens_per_expert});
+  check(without_gil([&] { return sclMoeDispatch(moe_, &in, &out, r.routing->slot(), stream); }),
         comm_, "sclMoeDispatch");
-  r.rows = options_.expert_major ? slots : rows;
-  r.routing->set_rows(rows);
-  if (!options_.expert_major) {
-    // Only the received rows: views of the buffers, which stay whole underneath.
-    r.x = r.x.narrow(0, 0, rows);
-    if (fp8_out) r.scales = r.scales.narrow(0, 0, rows);
-    r.topk_idx = r.topk_idx.narrow(0, 0, rows);
-    r.topk_weights = r.topk_weights.narrow(0, 0, rows);
+  r.rows = options_.expert_major ? slots : -1;
+  // Token-major: only the received rows. The tensors shrink in place (their storage stays whole
+  // underneath), so that a caller already holding them sees the count once the call finished.
+  auto finish = [r, rows, h, k, expert_major = options_.expert_major]() {
+    r.routing->set_rows(*rows);
+    if (expert_major) return;
+    r.x.resize_({*rows, h});
+    if (r.scales.defined()) r.scales.resize_({*rows, h / 128});
+    r.topk_idx.resize_({*rows, k});
+    r.topk_weights.resize_({*rows, k});
+  };
+  if (stream) {
+    on_finish_.push_back(finish);
+  } else {
+    finish();
+    if (!options_.expert_major) r.rows = *rows;
   }
   return r;
 }
 
 at::Tensor MoeBuffer::combine(const std::shared_ptr<MoeRouting>& routing,
                               const at::Tensor& expert_out,
-                              const std::optional<at::Tensor>& topk_weights) {
+                              const std::optional<at::Tensor>& topk_weights, bool async_op) {
   TORCH_CHECK(routing && routing->get(), "stratacl: combine needs the handle of a dispatch");
   // Peers read rows of it by position: its shape must be exactly what the dispatch delivered.
   const int64_t h = options_.hidden;
@@ -163,10 +197,13 @@ at::Tensor MoeBuffer::combine(const std::shared_ptr<MoeRouting>& routing,
   if (topk_weights)
     check_tensor(*topk_weights, at::kFloat, {routing->tokens(), options_.topk}, "topk_weights");
   at::Tensor out = at::empty({routing->tokens(), options_.hidden}, options_.out_type);
+  sclStream_t stream =
+      submit_stream(async_op, {expert_out, topk_weights.value_or(at::Tensor()), out});
+  if (stream) on_finish_.push_back([routing] {});  // the handle lives until the combine ran
   check(without_gil([&] {
           return sclMoeCombine(moe_, routing->get(), expert_out.data_ptr(),
                                topk_weights ? topk_weights->data_ptr<float>() : nullptr,
-                               out.data_ptr(), nullptr);
+                               out.data_ptr(), stream);
         }),
         comm_, "sclMoeCombine");
   return out;

@@ -1,15 +1,19 @@
 // MoE dispatch and combine on torch tensors, over a "stratacl" process group's communicator:
 // the calls sclMoeCreate/Dispatch/Combine take, with tensors in and tensors out. The
 // DeepEP-shaped Python class (stratacl/moe.py) is built on it. Calls block (without the GIL)
-// and, like every call on the communicator, run after the group's earlier queued calls.
+// or, with `async_op`, are queued on the buffer's own stream and finish at wait(): their outputs
+// may be read only then (a token-major dispatch's outputs take their row count then). Like every
+// call on the communicator, they run after the group's earlier queued calls.
 #pragma once
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <tuple>
+#include <vector>
 
 #include "stratacl/stratacl.h"
 
@@ -62,9 +66,11 @@ class MoeBuffer {
   Received dispatch(const at::Tensor& x, const std::optional<at::Tensor>& scales,
                     const std::optional<at::Tensor>& topk_idx,
                     const std::optional<at::Tensor>& topk_weights,
-                    const std::shared_ptr<MoeRouting>& reuse);
+                    const std::shared_ptr<MoeRouting>& reuse, bool async_op = false);
   at::Tensor combine(const std::shared_ptr<MoeRouting>& routing, const at::Tensor& expert_out,
-                     const std::optional<at::Tensor>& topk_weights);
+                     const std::optional<at::Tensor>& topk_weights, bool async_op = false);
+  // Waits for the calls queued with async_op and completes their outputs.
+  void wait();
 
  private:
   MoeOptions options_;
@@ -73,6 +79,12 @@ class MoeBuffer {
   sclMoe_t moe_ = nullptr;
   int local_experts_ = 0, ranks_ = 0;
   size_t max_rows_ = 0;
+  // Calls queued with async_op: the stream they run on, the tensors they read and write (kept
+  // alive until they finish), and what completes their outputs after wait().
+  sclStream_t stream_ = nullptr;
+  std::vector<at::Tensor> in_flight_;
+  std::vector<std::function<void()>> on_finish_;
+  sclStream_t submit_stream(bool async_op, std::initializer_list<at::Tensor> keep);
 };
 
 }  // namespace stratacl_torch
