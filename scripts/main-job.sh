@@ -5,7 +5,8 @@
 # pack + alltoallv + unpack baseline, every row checked; then an allreduce on a stream beside a
 # matrix multiply (overlap), every element checked; then the same collectives from PyTorch
 # (torch.distributed, backend "stratacl", heap tensors) beside torch's gloo, the first call of
-# every size checked.
+# every size checked; then the MoE serving engine (workloads/serve) under the same load on its
+# three communication paths (stratacl, buffered, gloo), each printing vLLM's summary block.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -34,5 +35,12 @@ if ls "$root"/build/python/stratacl/_torch.*.so >/dev/null 2>&1; then
       "$root/bench/peers/torch_bench.py" --store "$store" -b 8 -e 4M -f 8 -n 20 -w 3 -c 1 \
       --backend $backend
     rm -rf "$store"
+  done
+  echo "== serving: an MoE model on 2 ranks (experts spread, attention data-parallel), 64"
+  echo "   requests of 128 prompt and 32 output tokens at 8 req/s (Poisson), on each path =="
+  for path in stratacl buffered gloo; do
+    PYTHONPATH="$root/build/python" "$bin/stratarun" -n 2 --timeout 900 /usr/bin/python3 \
+      "$root/workloads/serve/serve.py" --path "$path" --request-rate 8 --num-prompts 64 \
+      --disable-tqdm
   done
 fi
