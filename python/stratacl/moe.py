@@ -25,11 +25,11 @@ in flight. Receivers pull rows straight from the senders' tensors; tensors in th
 (stratacl.torch.use_heap_allocator) are read in place.
 
 Calls block until done, or, with ``async_finish=True``, are queued on the buffer's own stream
-and return at once with an ``EventOverlap``: ``event.current_stream_wait()`` waits for them
-(and for every call queued on this buffer before them). Outputs may be read only after the wait;
-a token-major dispatch's outputs take their row count then, and its per-expert counts come as
-an int32 tensor instead of a list. Two-batch overlap uses one Buffer per micro-batch, so that
-waiting for one does not wait for the other. Other arguments DeepEP takes for its own scheduling
+and return at once with an ``EventOverlap``: ``event.current_stream_wait()`` waits for every
+call queued on this buffer so far. Outputs may be read only after the wait (a combine needs its
+dispatch waited for); a token-major dispatch's outputs take their row count then, and its
+per-expert counts come as an int32 tensor instead of a list. Two-batch overlap uses one Buffer
+per micro-batch, so that waiting for one does not wait for the other. Other arguments DeepEP takes for its own scheduling
 (layout tensors, config, previous events) are accepted and ignored: StrataCL computes the
 layout itself.
 """

@@ -88,12 +88,7 @@ Result<RemoteRef> Stager::publish_prefixes(const Outgoing& out, const std::vecto
   size_t total = 0;
   for (size_t u : used) total += u;
   if (total == 0) return RemoteRef{0, 0, RefKind::kMapped};  // nothing to read
-  if (block->bytes() < total) {
-    block->reset();  // first, so that the heap can reuse its range
-    Result<StagedBlock> b = StagedBlock::allocate(heap_, total);
-    if (!b.ok()) return b.status();
-    *block = std::move(*b);
-  }
+  if (Status s = fit(block, total); !s.ok()) return s;
   size_t at = 0;
   for (size_t b = 0; b < used.size(); ++b) {
     copy(block->get() + at, out.src.ptr + b * out.stride, used[b]);
@@ -103,16 +98,23 @@ Result<RemoteRef> Stager::publish_prefixes(const Outgoing& out, const std::vecto
   return RemoteRef{heap_->offset_of(block->get()), 0, RefKind::kMapped};
 }
 
+// A kept block is replaced when too small, and when it holds four times what a call needs (and
+// at least 4 MiB): one large call must not pin that much of the shared heap for good.
+Status Stager::fit(StagedBlock* block, size_t bytes) const {
+  const bool oversized = block->bytes() >= (size_t(4) << 20) && block->bytes() / 4 > bytes;
+  if (block->bytes() >= bytes && !oversized) return Status::Ok();
+  block->reset();  // first, so that the heap can reuse its range
+  Result<StagedBlock> b = StagedBlock::allocate(heap_, bytes);
+  if (!b.ok()) return b.status();
+  *block = std::move(*b);
+  return Status::Ok();
+}
+
 Result<RemoteRef> Stager::publish_own(const Outgoing& out, StagedBlock* block) const {
   const RemoteRef r = in_place(out);
   if (r.kind != RefKind::kNone) return r;
   if (out.staged_bytes() == 0) return RemoteRef{0, 0, RefKind::kMapped};  // nothing to read
-  if (block->bytes() < out.staged_bytes()) {
-    block->reset();  // first, so that the heap can reuse its range
-    Result<StagedBlock> b = StagedBlock::allocate(heap_, out.staged_bytes());
-    if (!b.ok()) return b.status();
-    *block = std::move(*b);
-  }
+  if (Status s = fit(block, out.staged_bytes()); !s.ok()) return s;
   return stage(out, block->get());
 }
 

@@ -85,8 +85,8 @@ class Stager {
   // cut its call into rounds so that it fits).
   RemoteRef publish(const Outgoing& out, size_t area_offset) const;
   // Publishes `out`; foreign data is copied into *block: reused when it is at least that large (a
-  // caller that keeps its block from call to call pays its page faults once), else replaced by a
-  // new heap block.
+  // caller that keeps its block from call to call pays its page faults once) and not four times
+  // larger, else replaced by a new heap block.
   Result<RemoteRef> publish_own(const Outgoing& out, StagedBlock* block) const;
 
   // Publishes the blocks of `out` of which only a prefix is read, `used[b]` bytes of block b: in
@@ -103,6 +103,7 @@ class Stager {
   // The reference peers use when `out` needs no staging; kind kNone when it does.
   RemoteRef in_place(const Outgoing& out) const;
   RemoteRef stage(const Outgoing& out, char* dst) const;
+  Status fit(StagedBlock* block, size_t bytes) const;  // a kept block, sized for `bytes`
   void copy(char* dst, const char* src, size_t bytes) const;
 
   Heap* heap_ = nullptr;

@@ -116,6 +116,12 @@ class Load(unittest.TestCase):
         self.assertEqual(s.release(2.5, finished=1), 3)
         self.assertEqual(s.release(2.5, finished=2), 4)
         self.assertEqual(s.sent_times[3], 2.5)
+        # Several held back together all start their clocks when sent.
+        burst = loadgen.Sender([0.0] * 4, max_concurrency=2)
+        self.assertEqual(burst.release(0.0, finished=0), 2)
+        self.assertEqual(burst.release(1.0, finished=0), 2)
+        self.assertEqual(burst.release(2.0, finished=2), 4)
+        self.assertEqual(burst.sent_times, [0.0, 0.0, 2.0, 2.0])
         free = loadgen.Sender([0.0, 1.0])
         self.assertEqual(free.release(0.5, 0), 1)
         self.assertEqual(free.release(3.0, 0), 2)

@@ -10,7 +10,8 @@ arrival while the others wait in the next step's all_gather.
 
 With two-batch overlap, each rank cuts its batch in two micro-batches of about equal tokens and
 interleaves them layer by layer: one micro-batch's attention and experts run while the other's
-dispatch or combine is in flight (exchange.StrataclExchange.start/middle/finish).
+dispatch or combine is in flight (each exchange's start/middle/finish). Every path cuts the
+same way, so the paths still compute the same rows in the same batches.
 """
 import time
 
@@ -69,15 +70,19 @@ class Engine:
         Returns this rank's finished Requests; token times are seconds from the common start."""
         sched = Scheduler(self.cfg.max_num_seqs, self.cfg.max_num_batched_tokens,
                           self.model.cfg.max_len)
+        for i, (prompt, out_len) in enumerate(workload):
+            Scheduler.check(i, len(prompt), out_len, self.model.cfg.max_len)
         dist.barrier(group=self.group)
         start = time.perf_counter()
-        routed, finished_all = 0, 0
+        routed, finished_all, after_idle = 0, 0, False
         while True:
             t_step = time.perf_counter()
             now = t_step - start
             sent = sender.release(now, finished_all) if sender else 0
             state = self._state(sched, sent, len(sched.finished))
             t_state = time.perf_counter()
+            if after_idle:  # that all_gather waited out the idle time: not communication
+                t_step, after_idle = t_state, False
             sent = state[0][4]
             finished_all = sum(s[3] for s in state)
             placed = route([s[0] for s in state], sent - routed)
@@ -91,7 +96,7 @@ class Engine:
                     break
                 if sender:  # nothing to do anywhere until the next arrival
                     time.sleep(max(0.0, sender.next_arrival() - (time.perf_counter() - start)))
-                routed = sent
+                routed, after_idle = sent, True
                 continue
             routed = sent
             mode = PREFILL if prefill else DECODE

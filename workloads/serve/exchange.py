@@ -23,6 +23,20 @@ import torch.distributed as dist
 PREFILL, DECODE = "prefill", "decode"
 
 
+def _e4m3_values():
+    """The 256 fp8 e4m3 codes as float32 (bias 7, subnormals below exponent 1; 0x7f and 0xff
+    are NaN)."""
+    code = torch.arange(256)
+    sign = torch.where(code >= 128, -1.0, 1.0)
+    exp, man = (code >> 3) & 15, (code & 7).float()
+    value = torch.where(exp == 0, man / 8 * 2.0 ** -6, (1 + man / 8) * 2.0 ** (exp - 7).float())
+    value[(code & 127) == 127] = float("nan")
+    return sign * value
+
+
+E4M3 = _e4m3_values()
+
+
 class StrataclExchange:
     """`run` does one exchange, blocking. Two-batch overlap splits it in three, so that a driver
     can compute one micro-batch while the other's calls are in flight: `start` queues the
@@ -30,15 +44,24 @@ class StrataclExchange:
     for that. Micro-batch i uses buffers of its own (waiting for one never waits for the
     other); the time counted is the time spent issuing and waiting."""
 
-    def __init__(self, group, cfg, engine_cfg, dtype, micro_batches=1):
+    def __init__(self, group, cfg, engine_cfg, dtype, micro_batches=1, fp8=False):
         from stratacl.moe import Buffer
         args = (group, cfg.hidden, cfg.experts, cfg.topk)
         self.normal = [Buffer(*args, engine_cfg.max_num_batched_tokens, x_dtype=dtype,
-                              out_dtype=dtype) for _ in range(micro_batches)]
+                              out_dtype=dtype, fp8=fp8) for _ in range(micro_batches)]
         self.low_latency = [Buffer(*args, engine_cfg.max_num_seqs, x_dtype=dtype,
-                                   out_dtype=dtype, low_latency_mode=True)
+                                   out_dtype=dtype, fp8=fp8, low_latency_mode=True)
                             for _ in range(micro_batches)]
+        self.dtype = dtype
         self.comm_s = {PREFILL: 0.0, DECODE: 0.0}
+
+    def _rows(self, x):
+        """Received rows in the model's dtype: fp8 rows (uint8 codes, one float32 scale per 128
+        columns) are dequantised; the time counts as the experts'."""
+        if not isinstance(x, tuple):
+            return x
+        codes, scales = x
+        return (E4M3[codes.long()] * scales.repeat_interleave(128, dim=-1)).to(self.dtype)
 
     def run(self, mode, layer, h):
         state = self.start(mode, layer, h, 0, async_finish=False)
@@ -65,17 +88,19 @@ class StrataclExchange:
             x, recv_idx, recv_w, _, handle, event = state["out"]
             event.current_stream_wait()
             t1 = time.perf_counter()
-            partial = layer.token_major(x, recv_idx, recv_w)
+            partial = layer.token_major(self._rows(x), recv_idx, recv_w)
             t2 = time.perf_counter()
             combined, _, event = buf.combine(partial, handle, async_finish=overlap)
         else:
             x, count, handle, event, _ = state["out"]
             event.current_stream_wait()
             t1 = time.perf_counter()
-            y = torch.empty_like(x)
+            codes = x[0] if isinstance(x, tuple) else x
+            y = torch.empty(codes.shape, dtype=self.dtype)
             for e, c in enumerate(count.tolist()):
                 if c:
-                    y[e, :c] = layer.expert_major(e, x[e, :c])
+                    rows = (x[0][e, :c], x[1][e, :c]) if isinstance(x, tuple) else x[e, :c]
+                    y[e, :c] = layer.expert_major(e, self._rows(rows))
             t2 = time.perf_counter()
             combined, event, _ = buf.low_latency_combine(y, state["idx"], state["w"], handle,
                                                          async_finish=overlap)
@@ -90,104 +115,141 @@ class StrataclExchange:
 
 
 class BufferedExchange:
+    """The same three parts as StrataclExchange (run, or start/middle/finish for two-batch
+    overlap, where the packed rows' all_to_all_single calls run with async_op)."""
+
     def __init__(self, group, cfg, engine_cfg, dtype):
         self.group, self.dtype, self.k = group, dtype, cfg.topk
         self.nranks = dist.get_world_size(group)
         self.local = cfg.experts // self.nranks
         self.comm_s = {PREFILL: 0.0, DECODE: 0.0}
 
-    def _alltoall(self, rows, send_counts, recv_counts):
-        """Rows to each rank by counts, as bytes (gloo has no bfloat16)."""
+    def run(self, mode, layer, h):
+        state = self.start(mode, layer, h, 0, async_finish=False)
+        self.middle(state)
+        return self.finish(state)
+
+    def _alltoall(self, rows, send_counts, recv_counts, async_op):
+        """Rows to each rank by counts, as bytes (gloo has no bfloat16): (output, work)."""
         out = torch.empty(sum(recv_counts), rows.shape[1] * rows.element_size(),
                           dtype=torch.uint8)
-        dist.all_to_all_single(out, rows.view(torch.uint8), recv_counts, send_counts,
-                               group=self.group)
-        return out.view(rows.dtype)
+        work = dist.all_to_all_single(out, rows.view(torch.uint8), recv_counts, send_counts,
+                                      group=self.group, async_op=async_op)
+        return out.view(rows.dtype), work
 
     def _counts(self, send):
         recv = torch.empty_like(send)
         dist.all_to_all_single(recv, send, group=self.group)
         return recv
 
-    def run(self, mode, layer, h):
+    def start(self, mode, layer, h, micro_batch, async_finish=True):
         idx, w = layer.route(h)
         t0 = time.perf_counter()
-        if mode == PREFILL:
-            return self._token_major(layer, h, idx, w, t0)
-        return self._expert_major(layer, h, idx, w, t0)
+        state = {"mode": mode, "layer": layer, "idx": idx, "w": w, "async": async_finish,
+                 "tokens": h.shape[0], "hidden": h.shape[1]}
+        (self._pack_token_major if mode == PREFILL else self._pack_expert_major)(state, h)
+        self.comm_s[mode] += time.perf_counter() - t0
+        return state
 
-    def _token_major(self, layer, h, idx, w, t0):
-        R, T, H, k = self.nranks, h.shape[0], h.shape[1], self.k
-        owner = idx // self.local
-        sels, metas = [], []
-        for r in range(R):  # one row per (token, destination rank), local expert ids there
-            sel = (owner == r).any(1).nonzero().squeeze(1)
-            mine = owner[sel] == r
-            local = torch.where(mine, idx[sel] - r * self.local, torch.full_like(idx[sel], -1))
-            weights = torch.where(mine, w[sel], torch.zeros_like(w[sel]))
-            sels.append(sel)
-            metas.append((local, weights))
-        send_counts = [len(s) for s in sels]
-        sel = torch.cat(sels)
-        # One packed row: k local ids (int64), k weights (float32, padded to 8 bytes), the row.
-        wbytes = (4 * k + 7) // 8 * 8
-        packed = torch.empty(len(sel), 8 * k + wbytes + H * h.element_size(), dtype=torch.uint8)
-        packed[:, :8 * k] = torch.cat([m[0] for m in metas]).view(torch.uint8)
-        packed[:, 8 * k:8 * k + 4 * k] = torch.cat([m[1] for m in metas]).view(torch.uint8)
-        packed[:, 8 * k + wbytes:] = h[sel].view(torch.uint8)
-        recv_counts = self._counts(torch.tensor(send_counts)).tolist()
-        got = self._alltoall(packed, send_counts, recv_counts)
-        recv_idx = got[:, :8 * k].contiguous().view(torch.int64)
-        recv_w = got[:, 8 * k:8 * k + 4 * k].contiguous().view(torch.float32)
-        recv_x = got[:, 8 * k + wbytes:].contiguous().view(self.dtype)
-        t1 = time.perf_counter()
-        partial = layer.token_major(recv_x, recv_idx, recv_w)
+    def middle(self, state):
+        t0 = time.perf_counter()
+        if state["work"] is not None:
+            state["work"].wait()
+        if state["mode"] == PREFILL:
+            k, wbytes, got = self.k, state["wbytes"], state["got"]
+            recv_idx = got[:, :8 * k].contiguous().view(torch.int64)
+            recv_w = got[:, 8 * k:8 * k + 4 * k].contiguous().view(torch.float32)
+            recv_x = got[:, 8 * k + wbytes:].contiguous().view(self.dtype)
+            t1 = time.perf_counter()
+            out = state["layer"].token_major(recv_x, recv_idx, recv_w)
+        else:
+            got, rows = state["got"], state["rows"]
+            t1 = time.perf_counter()
+            out = torch.empty_like(got)
+            for e in range(self.local):
+                if len(rows[e]):
+                    out[rows[e]] = state["layer"].expert_major(e, got[rows[e]])
         t2 = time.perf_counter()
-        back = self._alltoall(partial, recv_counts, send_counts)
-        acc = torch.zeros(T, H)  # sum over destination ranks, ascending, in float32
-        off = 0
-        for r in range(R):
-            acc[sels[r]] += back[off:off + send_counts[r]].float()
-            off += send_counts[r]
+        state["back"], state["work"] = self._alltoall(out, state["recv_counts"],
+                                                      state["send_counts"], state["async"])
+        self.comm_s[state["mode"]] += (t1 - t0) + (time.perf_counter() - t2)
+
+    def finish(self, state):
+        t0 = time.perf_counter()
+        if state["work"] is not None:
+            state["work"].wait()
+        back = state["back"]
+        if state["mode"] == PREFILL:
+            # Per token, the sum over its destination ranks, ascending, in float32, starting from
+            # the first term (as the library does: a sum of -0 stays -0).
+            acc = torch.zeros(state["tokens"], state["hidden"])
+            seen = torch.zeros(state["tokens"], dtype=torch.bool)
+            off = 0
+            for sel, n in zip(state["sels"], state["send_counts"]):
+                rows = back[off:off + n].float()
+                acc[sel] = torch.where(seen[sel, None], acc[sel] + rows, rows)
+                seen[sel] = True
+                off += n
+        else:
+            outs = torch.empty_like(back)
+            outs[state["order"]] = back
+            outs = outs.view(state["tokens"], self.k, state["hidden"])
+            w = state["w"]
+            # Per token, the sum over j ascending of w[j] * output, in float32.
+            acc = w[:, 0:1] * outs[:, 0].float()
+            for j in range(1, self.k):
+                acc = acc + w[:, j:j + 1] * outs[:, j].float()
         out = acc.to(self.dtype)
-        self.comm_s["prefill"] += (t1 - t0) + (time.perf_counter() - t2)
+        self.comm_s[state["mode"]] += time.perf_counter() - t0
         return out
 
-    def _expert_major(self, layer, h, idx, w, t0):
-        R, L, T, H, k = self.nranks, self.local, h.shape[0], h.shape[1], self.k
-        # One row per (token, expert), sorted by expert (so by destination rank), then token.
+    def _pack_token_major(self, state, h):
+        """One row per (token, destination rank): k local expert ids (int64, -1 elsewhere), k
+        weights (float32, 0 elsewhere, padded to 8 bytes), the row; counts, then rows."""
+        R, k, idx, w = self.nranks, self.k, state["idx"], state["w"]
+        owner = idx // self.local
+        sels, ids, weights = [], [], []
+        for r in range(R):
+            sel = (owner == r).any(1).nonzero().squeeze(1)
+            mine = owner[sel] == r
+            sels.append(sel)
+            ids.append(torch.where(mine, idx[sel] - r * self.local, torch.full_like(idx[sel], -1)))
+            weights.append(torch.where(mine, w[sel], torch.zeros_like(w[sel])))
+        sel = torch.cat(sels)
+        wbytes = (4 * k + 7) // 8 * 8
+        packed = torch.empty(len(sel), 8 * k + wbytes + h.shape[1] * h.element_size(),
+                             dtype=torch.uint8)
+        packed[:, :8 * k] = torch.cat(ids).view(torch.uint8)
+        packed[:, 8 * k:8 * k + 4 * k] = torch.cat(weights).view(torch.uint8)
+        packed[:, 8 * k + wbytes:] = h[sel].view(torch.uint8)
+        send_counts = [len(s) for s in sels]
+        recv_counts = self._counts(torch.tensor(send_counts)).tolist()
+        got, work = self._alltoall(packed, send_counts, recv_counts, state["async"])
+        state.update(sels=sels, wbytes=wbytes, got=got, work=work, send_counts=send_counts,
+                     recv_counts=recv_counts)
+
+    def _pack_expert_major(self, state, h):
+        """One row per (token, expert), sorted by expert (so by destination rank), then token;
+        counts per (destination, expert), then rows. The receiver gathers expert e's rows from
+        each source in turn."""
+        R, L, k, idx = self.nranks, self.local, self.k, state["idx"]
         flat = idx.flatten()
         order = torch.sort(flat, stable=True).indices
         send_counts_e = torch.bincount(flat, minlength=R * L)
         recv_counts_e = self._counts(send_counts_e).view(R, L)  # [source, local expert]
         send_counts = send_counts_e.view(R, L).sum(1).tolist()
         recv_counts = recv_counts_e.sum(1).tolist()
-        got = self._alltoall(h[order // k], send_counts, recv_counts)
-        # Expert e's rows: from each source in turn, its block for e (tokens in order).
+        got, work = self._alltoall(h[order // k], send_counts, recv_counts, state["async"])
         starts = torch.cat([torch.zeros(1, dtype=torch.long), recv_counts_e.flatten().cumsum(0)])
         rows = [torch.cat([torch.arange(starts[s * L + e], starts[s * L + e + 1])
                            for s in range(R)]) for e in range(L)]
-        t1 = time.perf_counter()
-        y = torch.empty_like(got)
-        for e in range(L):
-            if len(rows[e]):
-                y[rows[e]] = layer.expert_major(e, got[rows[e]])
-        t2 = time.perf_counter()
-        back = self._alltoall(y, recv_counts, send_counts)
-        outs = torch.empty_like(back)
-        outs[order] = back
-        outs = outs.view(T, k, H)
-        acc = torch.zeros(T, H)  # sum over j ascending of w[j] * output, in float32
-        for j in range(k):
-            acc += w[:, j:j + 1] * outs[:, j].float()
-        out = acc.to(self.dtype)
-        self.comm_s["decode"] += (t1 - t0) + (time.perf_counter() - t2)
-        return out
+        state.update(order=order, got=got, work=work, rows=rows, send_counts=send_counts,
+                     recv_counts=recv_counts)
 
 
-def make(path, cfg, engine_cfg, dtype, gloo_group=None, micro_batches=1):
+def make(path, cfg, engine_cfg, dtype, gloo_group=None, micro_batches=1, fp8=False):
     if path == "stratacl":
-        return StrataclExchange(dist.group.WORLD, cfg, engine_cfg, dtype, micro_batches)
+        return StrataclExchange(dist.group.WORLD, cfg, engine_cfg, dtype, micro_batches, fp8)
     if path == "buffered":
         return BufferedExchange(dist.group.WORLD, cfg, engine_cfg, dtype)
     if path == "gloo":

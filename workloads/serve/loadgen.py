@@ -39,26 +39,29 @@ def arrival_times(num_prompts, request_rate, burstiness, seed):
 
 class Sender:
     """Sends requests to the engine as they arrive, within max_concurrency. Called at step
-    boundaries: a request held back by the limit is sent at the first boundary after a place
-    frees, and its clock starts then."""
+    boundaries: requests held back by the limit are sent at the first boundary after places
+    free, and their clocks start then (as vLLM's semaphore starts them). The engine learns of
+    finished requests in the next step's state exchange, so a place freed by one step is filled
+    at the start of the step after the next: under the limit, a step's worth of lag."""
 
     def __init__(self, arrivals, max_concurrency=None):
         self.arrivals, self.limit = arrivals, max_concurrency
         self.sent_times = []
-        self.held = False  # the next request has arrived and waits for a place
+        self.blocked_at = None  # the last time the limit held an arrived request back
 
     @property
     def sent(self):
         return len(self.sent_times)
 
     def release(self, now, finished):
-        """Sends what has arrived by `now` and fits; returns how many are sent in all."""
+        """Sends what has arrived by `now` and fits; returns how many are sent in all.
+        `finished`: requests finished so far."""
         while self.sent < len(self.arrivals) and self.arrivals[self.sent] <= now:
             if self.limit is not None and self.sent - finished >= self.limit:
-                self.held = True
+                self.blocked_at = now
                 break
-            self.sent_times.append(now if self.held else self.arrivals[self.sent])
-            self.held = False
+            held = self.blocked_at is not None and self.arrivals[self.sent] <= self.blocked_at
+            self.sent_times.append(now if held else self.arrivals[self.sent])
         return self.sent
 
     def next_arrival(self):

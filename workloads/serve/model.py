@@ -9,10 +9,10 @@ exchange is the engine's communication path (exchange.py); the expert side of it
 path computes the same math on the same rows.
 
 Weights depend on the seed and the weight's name only, never on the rank count, so a run on 2
-ranks and one on 4 serve the same model. Every product runs in the model's dtype, the gate's and
-the vocabulary head's too: here, bfloat16 products (oneDNN) gave a row the same bits whatever rows
-shared its batch, where float32 ones (OpenBLAS) did not, so cutting a batch into two
-micro-batches changes no bit (serve.py --check shows it). There is no positional encoding: it costs nothing that
+ranks and one on 4 serve the same model. The gate and the vocabulary head compute in float32, as
+DeepSeek-V3's gate does. A row's result may depend on the rows that share its batch (float32
+OpenBLAS products do), so the paths compare bitwise only on the same batches: every path cuts a
+step into the same micro-batches. There is no positional encoding: it costs nothing that
 matters to a communication benchmark.
 """
 import math
@@ -63,14 +63,15 @@ class MoeLayer:
         assert cfg.experts % nranks == 0, "experts must spread evenly over the ranks"
         self.k, self.local = cfg.topk, cfg.experts // nranks
         first = rank * self.local
-        self.gate = _weight(seed, f"l{layer}.gate", (cfg.hidden, cfg.experts), dtype, cfg.hidden)
+        self.gate = _weight(seed, f"l{layer}.gate", (cfg.hidden, cfg.experts), torch.float32,
+                            cfg.hidden)
         self.experts = Experts(seed, f"l{layer}.expert", list(range(first, first + self.local)),
                                cfg.hidden, cfg.expert_inter, dtype)
         self.shared = Experts(seed, f"l{layer}.shared", [0], cfg.hidden, cfg.expert_inter, dtype)
 
     def route(self, h):
         """topk_idx [T, k] int64 and topk_weights [T, k] float32."""
-        scores = torch.softmax((h @ self.gate).float(), dim=-1)
+        scores = torch.softmax(h.float() @ self.gate, dim=-1)
         w, idx = torch.topk(scores, self.k, dim=-1)
         return idx, w / w.sum(-1, keepdim=True)
 
@@ -147,7 +148,7 @@ class Model:
         if not seqs:
             return x, torch.empty(0, dtype=torch.long)
         last = torch.tensor([len(t) for _, _, t in seqs]).cumsum(0) - 1
-        logits = (x[last] @ self.head).float()
+        logits = x[last].float() @ self.head.float()
         return x, logits.argmax(-1)
 
     def _attention(self, l, h, seqs):

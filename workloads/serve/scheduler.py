@@ -47,12 +47,18 @@ class Scheduler:
         self.free_slots = list(range(max_num_seqs - 1, -1, -1))
         self.finished = []
 
+    @staticmethod
+    def check(rid, prompt_len, output_len, max_len):
+        """Raises ValueError for a request no scheduler could serve. The engine checks the whole
+        load on every rank before it starts, so that all ranks fail together."""
+        if prompt_len < 1 or output_len < 1:
+            raise ValueError(f"request {rid}: empty prompt or output")
+        if prompt_len + output_len > max_len:
+            raise ValueError(f"request {rid}: {prompt_len} prompt + {output_len} output tokens "
+                             f"exceed the model's max_len {max_len}")
+
     def add(self, request):
-        if not request.prompt or request.output_len < 1:
-            raise ValueError(f"request {request.id}: empty prompt or output")
-        if len(request.prompt) + request.output_len > self.max_len:
-            raise ValueError(f"request {request.id}: {len(request.prompt)} prompt + "
-                             f"{request.output_len} output tokens exceed max_len {self.max_len}")
+        self.check(request.id, len(request.prompt), request.output_len, self.max_len)
         self.waiting.append(request)
 
     def load(self):

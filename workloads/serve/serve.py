@@ -48,8 +48,11 @@ def parse(argv=None):
     p.add_argument("--dtype", choices=("auto", "bfloat16", "float32"), default="auto",
                    help="auto: bfloat16 where the CPU computes it natively")
     p.add_argument("--enable-two-batch-overlap", action="store_true",
-                   help="stratacl path: two micro-batches, one computing while the other's "
-                   "dispatch or combine is in flight")
+                   help="two micro-batches, one computing while the other's dispatch or "
+                   "combine is in flight")
+    p.add_argument("--fp8-dispatch", action="store_true",
+                   help="stratacl path: dispatched rows travel as fp8 e4m3, quantised in flight "
+                   "by the library (a different result: not with --check)")
     p.add_argument("--max-num-seqs", type=int, default=config.EngineConfig.max_num_seqs)
     p.add_argument("--max-num-batched-tokens", type=int,
                    default=config.EngineConfig.max_num_batched_tokens)
@@ -71,12 +74,15 @@ def parse(argv=None):
     g.add_argument("--result-filename")
     g.add_argument("--disable-tqdm", action="store_true", help="no progress line")
     p.add_argument("--init-method", help="torch's; default env:// under torchrun, else a file "
-                   "store named after stratarun's job")
+                   "store named after stratarun's job in this host's temporary directory (hosts "
+                   "that share no file system need tcp:// here, or torchrun)")
     a = p.parse_args(argv)
     a.percentiles = [float(x) for x in a.metric_percentiles.split(",")]
     a.slos = {k: float(v) for k, v in (s.split(":") for s in a.goodput)}
     if any(k not in ("ttft", "tpot", "e2el") for k in a.slos):
         p.error("--goodput keys are ttft, tpot and e2el")
+    if a.fp8_dispatch and (a.check or a.path != "stratacl"):
+        p.error("--fp8-dispatch is the stratacl path's, and changes the result: not with --check")
     return a
 
 
@@ -106,8 +112,9 @@ def run_path(path, a, cfg, ecfg, dtype, model, gloo, rank, size):
     if path == "stratacl":
         import stratacl.torch
         stratacl.torch.use_heap_allocator()  # activations, and so the MoE rows, in the heap
-    overlap = a.enable_two_batch_overlap and path == "stratacl"
-    ex = exchange.make(path, cfg, ecfg, dtype, gloo, micro_batches=2 if overlap else 1)
+    overlap = a.enable_two_batch_overlap
+    ex = exchange.make(path, cfg, ecfg, dtype, gloo, micro_batches=2 if overlap else 1,
+                       fp8=a.fp8_dispatch)
     engine = Engine(model, ex, ecfg, gloo if path == "gloo" else dist.group.WORLD,
                     keep_hidden=a.check, overlap=overlap)
     workload = loadgen.make_requests(a.num_prompts, a.random_input_len, a.random_output_len,
@@ -157,12 +164,18 @@ def run_path(path, a, cfg, ecfg, dtype, model, gloo, rank, size):
             res["step_ms"][phase] = 1000 * sum(s[1] for s in per_rank[0]) / len(per_rank[0])
             res["comm_share"][phase] = sum(sum(s[2] for s in st) / sum(s[1] for s in st)
                                            for st in per_rank) / size
-    res.update(path=path, ranks=size, two_batch_overlap=overlap, preset=a.preset, dtype=str(dtype).split(".")[-1],
+    res.update(path=path, ranks=size, two_batch_overlap=overlap, fp8_dispatch=a.fp8_dispatch,
+               preset=a.preset, dtype=str(dtype).split(".")[-1],
                num_prompts=a.num_prompts, request_rate=str(rate), burstiness=a.burstiness,
                max_concurrency=a.max_concurrency, random_input_len=a.random_input_len,
                random_output_len=a.random_output_len, seed=a.seed)
     res["_records"] = records
     return res
+
+
+def bits(t):
+    """The tensor's bits as integers: torch.equal on floats holds -0 equal to 0."""
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
 
 
 def check(results):
@@ -174,7 +187,7 @@ def check(results):
             if want["output"] != got["output"]:
                 bad.append(f"{res['path']}: request {want['id']}: tokens differ from "
                            f"{base['path']}'s")
-            elif not torch.equal(want["hidden"], got["hidden"]):
+            elif not torch.equal(bits(want["hidden"]), bits(got["hidden"])):
                 diff = (want["hidden"].float() - got["hidden"].float()).abs().max().item()
                 bad.append(f"{res['path']}: request {want['id']}: final hidden state differs "
                            f"from {base['path']}'s by up to {diff}")
@@ -188,6 +201,8 @@ def main():
     cfg = config.preset(a.preset, layers=a.layers)
     ecfg = config.EngineConfig(a.max_num_seqs, a.max_num_batched_tokens)
     dtype = pick_dtype(a.dtype)
+    if a.fp8_dispatch and dtype != torch.bfloat16:
+        sys.exit("serve: --fp8-dispatch quantises bfloat16 rows: use --dtype bfloat16")
     # With --check the heap allocator comes last: the buffer-centric paths use torch's tensors.
     paths = ("gloo", "buffered", "stratacl") if a.check else (a.path,)
     if not a.check and a.path == "stratacl":

@@ -84,19 +84,30 @@ MoeBuffer::~MoeBuffer() {
 sclStream_t MoeBuffer::submit_stream(bool async_op, std::initializer_list<at::Tensor> keep) {
   if (!async_op) return nullptr;
   if (!stream_) check(sclStreamCreate(&stream_), comm_, "sclStreamCreate");
+  // Calls whose events nobody waited for: once the stream is idle and clean, they are done, so
+  // what they hold goes (an error stays for the next wait to report).
+  if (!on_finish_.empty() && sclStreamQuery(stream_) == sclSuccess) finish(on_finish_.size(), 0);
+  if (on_finish_.empty()) in_flight_.clear();
   for (const at::Tensor& t : keep)
     if (t.defined()) in_flight_.push_back(t);
   return stream_;
 }
 
+void MoeBuffer::finish(size_t calls, size_t tensors) {
+  std::vector<std::function<void()>> done(on_finish_.begin(), on_finish_.begin() + calls);
+  on_finish_.erase(on_finish_.begin(), on_finish_.begin() + calls);
+  in_flight_.erase(in_flight_.begin(), in_flight_.begin() + tensors);
+  for (auto& f : done) f();
+}
+
+// Only what was queued before the wait began is completed: another thread may queue calls
+// while this one waits without the GIL, and those are not known to be done.
 void MoeBuffer::wait() {
   if (!stream_) return;
+  const size_t calls = on_finish_.size(), tensors = in_flight_.size();
   const sclResult_t r = without_gil([&] { return sclStreamSynchronize(stream_); });
-  std::vector<std::function<void()>> finish;
-  finish.swap(on_finish_);
-  in_flight_.clear();
+  finish(calls, tensors);
   check(r, comm_, "a MoE call queued with async_op");
-  for (auto& f : finish) f();
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> MoeBuffer::layout(const at::Tensor& topk_idx) {
@@ -165,7 +176,7 @@ MoeBuffer::Received MoeBuffer::dispatch(const at::Tensor& x,
   r.rows = options_.expert_major ? slots : -1;
   // Token-major: only the received rows. The tensors shrink in place (their storage stays whole
   // underneath), so that a caller already holding them sees the count once the call finished.
-  auto finish = [r, rows, h, k, expert_major = options_.expert_major]() {
+  auto complete = [r, rows, h, k, expert_major = options_.expert_major]() {
     r.routing->set_rows(*rows);
     if (expert_major) return;
     r.x.resize_({*rows, h});
@@ -174,9 +185,9 @@ MoeBuffer::Received MoeBuffer::dispatch(const at::Tensor& x,
     r.topk_weights.resize_({*rows, k});
   };
   if (stream) {
-    on_finish_.push_back(finish);
+    on_finish_.push_back(complete);
   } else {
-    finish();
+    complete();
     if (!options_.expert_major) r.rows = *rows;
   }
   return r;

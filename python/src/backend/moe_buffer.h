@@ -85,6 +85,7 @@ class MoeBuffer {
   std::vector<at::Tensor> in_flight_;
   std::vector<std::function<void()>> on_finish_;
   sclStream_t submit_stream(bool async_op, std::initializer_list<at::Tensor> keep);
+  void finish(size_t calls, size_t tensors);  // completes the first queued calls
 };
 
 }  // namespace stratacl_torch
