@@ -6,13 +6,14 @@ the TTFT distribution at 80% of buffered's saturation).
 
     bench/serve_report.py DIR      (DIR holds PATH-rateR-repN.json)
 
-SLO: 3 x buffered's P99 TTFT at the lightest rate. "Rate under SLO": the highest swept rate whose
-median P99 TTFT stays under it. Saturation: buffered's highest median request throughput; the
+SLO: 3 x buffered's P99 TTFT at the lightest rate. "Rate under SLO": where the median P99 TTFT
+crosses it, interpolated in log(P99) between the swept rates on either side. Saturation: buffered's highest median request throughput; the
 P99 TTFT at 80% of it is interpolated linearly between the swept rates.
 """
 import collections
 import glob
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -44,6 +45,18 @@ def interpolate(points, x):
         if x <= x1:
             return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
     return points[-1][1]
+
+
+def crossing(points, limit):
+    """The rate at which P99 TTFT first exceeds `limit`, interpolated in log(P99) between the
+    last swept rate under it and the next; the highest rate when it never does; 0 when the first
+    already does."""
+    if points[0][1] > limit:
+        return 0.0
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if y1 > limit:
+            return x0 + (x1 - x0) * (math.log(limit) - math.log(y0)) / (math.log(y1) - math.log(y0))
+    return points[-1][0]
 
 
 def gnuplot(script):
@@ -85,9 +98,9 @@ def main():
         sys.exit("serve_report: the analysis is against buffered, and no buffered run is here")
     slo = table[(base, rates[0])][2] * 3
     print(f"\nSLO: P99 TTFT under {slo:.0f} ms (3 x buffered's at {rates[0]:g} req/s)")
-    under = {p: max([r for r in rates if table[(p, r)][2] <= slo], default=0.0) for p in paths}
+    under = {p: crossing([(r, table[(p, r)][2]) for r in rates], slo) for p in paths}
     for p in paths:
-        print(f"  {p:9s} highest rate under the SLO: {under[p]:g} req/s"
+        print(f"  {p:9s} highest rate under the SLO: {under[p]:.1f} req/s"
               + (f"  ({under[p] / under[base]:.2f}x buffered; the paper: 1.9x)"
                  if p != base and under[base] else ""))
     saturation = max(table[(base, r)][0] for r in rates)
@@ -130,7 +143,8 @@ def main():
     lines = lambda col0: ", ".join(  # noqa: E731
         f"'{stem}.dat' using 1:{col0 + 2 * i} with linespoints lw 2 title '{p}'"
         for i, p in enumerate(paths))
-    common = "set terminal pngcairo size 900,560\nset grid\nset xlabel 'request rate (req/s)'\n"
+    common = ("set terminal pngcairo size 900,560\nset grid\nset key top left\n"
+              "set xlabel 'request rate (req/s)'\n")
     gnuplot(common + f"set output '{stem}-p99-ttft.png'\nset ylabel 'P99 TTFT (ms)'\n"
             f"set logscale y\nset title 'P99 time to first token'\n"
             f"set arrow from graph 0, first {slo} to graph 1, first {slo} nohead dt 2 lc rgb 'red'\n"

@@ -203,11 +203,10 @@ def main():
     dtype = pick_dtype(a.dtype)
     if a.fp8_dispatch and dtype != torch.bfloat16:
         sys.exit("serve: --fp8-dispatch quantises bfloat16 rows: use --dtype bfloat16")
-    # With --check the heap allocator comes last: the buffer-centric paths use torch's tensors.
+    # The weights and the KV cache are made before the stratacl path turns the heap allocator
+    # on (run_path): they never travel, and the heap is kept for what peers read. With --check
+    # the stratacl path comes last, so the buffer-centric paths use torch's own tensors.
     paths = ("gloo", "buffered", "stratacl") if a.check else (a.path,)
-    if not a.check and a.path == "stratacl":
-        import stratacl.torch
-        stratacl.torch.use_heap_allocator()
     model = Model(cfg, a.seed, rank, size, dtype, kv_slots=ecfg.max_num_seqs)
     results = []
     for path in paths:
