@@ -140,9 +140,9 @@ def main():
     with open(stem + ".dat", "w") as f:
         f.write("# rate " + " ".join(f"{p}_p99_ttft_ms {p}_output_tok_s" for p in paths) + "\n")
         f.write(data + "\n")
-    lines = lambda col0: ", ".join(  # noqa: E731
-        f"'{stem}.dat' using 1:{col0 + 2 * i} with linespoints lw 2 title '{p}'"
-        for i, p in enumerate(paths))
+    def lines(col0):  # one line per path, from column col0 of the first path on
+        return ", ".join(f"'{stem}.dat' using 1:{col0 + 2 * i} with linespoints lw 2 title '{p}'"
+                         for i, p in enumerate(paths))
     common = ("set terminal pngcairo size 900,560\nset grid\nset key top left\n"
               "set xlabel 'request rate (req/s)'\n")
     gnuplot(common + f"set output '{stem}-p99-ttft.png'\nset ylabel 'P99 TTFT (ms)'\n"

@@ -37,6 +37,7 @@ class Engine:
     def _forward(self, mode, seqs):
         if not self.overlap:
             return self.model.forward(seqs, self._moe(mode))
+        # The first micro-batch ends with the sequence whose tokens reach half the batch's.
         sizes = torch.tensor([len(t) for _, _, t in seqs], dtype=torch.long).cumsum(0)
         cut = int((sizes < (sizes[-1] + 1) // 2).sum()) + 1 if seqs else 0
         ex, parts = self.exchange, (seqs[:cut], seqs[cut:])

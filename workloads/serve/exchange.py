@@ -37,7 +37,21 @@ def _e4m3_values():
 E4M3 = _e4m3_values()
 
 
-class StrataclExchange:
+class Exchange:
+    """What every path shares: `run` is one exchange, blocking, made of the three parts that
+    two-batch overlap drives separately; `comm_s` the seconds spent outside the experts, per
+    phase."""
+
+    def __init__(self):
+        self.comm_s = {PREFILL: 0.0, DECODE: 0.0}
+
+    def run(self, mode, layer, h):
+        state = self.start(mode, layer, h, 0, async_finish=False)
+        self.middle(state)
+        return self.finish(state)
+
+
+class StrataclExchange(Exchange):
     """`run` does one exchange, blocking. Two-batch overlap splits it in three, so that a driver
     can compute one micro-batch while the other's calls are in flight: `start` queues the
     dispatch, `middle` waits for it, runs the experts and queues the combine, `finish` waits
@@ -45,6 +59,7 @@ class StrataclExchange:
     other); the time counted is the time spent issuing and waiting."""
 
     def __init__(self, group, cfg, engine_cfg, dtype, micro_batches=1, fp8=False):
+        super().__init__()
         from stratacl.moe import Buffer
         args = (group, cfg.hidden, cfg.experts, cfg.topk)
         self.normal = [Buffer(*args, engine_cfg.max_num_batched_tokens, x_dtype=dtype,
@@ -53,7 +68,6 @@ class StrataclExchange:
                                    out_dtype=dtype, fp8=fp8, low_latency_mode=True)
                             for _ in range(micro_batches)]
         self.dtype = dtype
-        self.comm_s = {PREFILL: 0.0, DECODE: 0.0}
 
     def _rows(self, x):
         """Received rows in the model's dtype: fp8 rows (uint8 codes, one float32 scale per 128
@@ -62,11 +76,6 @@ class StrataclExchange:
             return x
         codes, scales = x
         return (E4M3[codes.long()] * scales.repeat_interleave(128, dim=-1)).to(self.dtype)
-
-    def run(self, mode, layer, h):
-        state = self.start(mode, layer, h, 0, async_finish=False)
-        self.middle(state)
-        return self.finish(state)
 
     def start(self, mode, layer, h, micro_batch, async_finish=True):
         idx, w = layer.route(h)
@@ -114,20 +123,15 @@ class StrataclExchange:
         return state["combined"]
 
 
-class BufferedExchange:
-    """The same three parts as StrataclExchange (run, or start/middle/finish for two-batch
-    overlap, where the packed rows' all_to_all_single calls run with async_op)."""
+class BufferedExchange(Exchange):
+    """The same three parts as StrataclExchange; with two-batch overlap the packed rows'
+    all_to_all_single calls run with async_op."""
 
     def __init__(self, group, cfg, engine_cfg, dtype):
+        super().__init__()
         self.group, self.dtype, self.k = group, dtype, cfg.topk
         self.nranks = dist.get_world_size(group)
         self.local = cfg.experts // self.nranks
-        self.comm_s = {PREFILL: 0.0, DECODE: 0.0}
-
-    def run(self, mode, layer, h):
-        state = self.start(mode, layer, h, 0, async_finish=False)
-        self.middle(state)
-        return self.finish(state)
 
     def _alltoall(self, rows, send_counts, recv_counts, async_op):
         """Rows to each rank by counts, as bytes (gloo has no bfloat16): (output, work)."""

@@ -22,6 +22,7 @@ class Request:
     prefilled: int = 0
     output: list = dataclasses.field(default_factory=list)
     token_times: list = dataclasses.field(default_factory=list)  # one per output token
+    hidden: object = None  # --check: the final hidden state of its last token
 
     @property
     def decoding(self):

@@ -79,6 +79,8 @@ def parse(argv=None):
     a = p.parse_args(argv)
     a.percentiles = [float(x) for x in a.metric_percentiles.split(",")]
     a.slos = {k: float(v) for k, v in (s.split(":") for s in a.goodput)}
+    if a.num_prompts < 1:
+        p.error("--num-prompts must be at least 1")
     if any(k not in ("ttft", "tpot", "e2el") for k in a.slos):
         p.error("--goodput keys are ttft, tpot and e2el")
     if a.fp8_dispatch and (a.check or a.path != "stratacl"):
@@ -134,28 +136,37 @@ def run_path(path, a, cfg, ecfg, dtype, model, gloo, rank, size):
                                      a.random_range_ratio, cfg.vocab, a.seed + 7)
         engine.serve(warm, loadgen.Sender([0.0] * len(warm)) if rank == 0 else None)
         engine.steps.clear()
-        for phase in ex.comm_s:
-            ex.comm_s[phase] = 0.0
-    t0 = time.perf_counter()
+        ex.comm_s = dict.fromkeys(ex.comm_s, 0.0)
     finished = engine.serve(workload, sender, progress)
-    duration = time.perf_counter() - t0
     mine = {"requests": [{"id": r.id, "prompt_len": len(r.prompt), "output": r.output,
                           "token_times": r.token_times,
-                          "hidden": getattr(r, "hidden", None)} for r in finished],
+                          "hidden": r.hidden} for r in finished],
             "steps": engine.steps, "sent": sender.sent_times if sender else None,
             "duration": max(r.token_times[-1] for r in finished) if finished else 0.0}
     everyone = [None] * size
     dist.all_gather_object(everyone, mine, group=gloo)
     if rank != 0:
         return None
+    res = collect(everyone, a, path)
+    res.update(path=path, ranks=size, two_batch_overlap=overlap, fp8_dispatch=a.fp8_dispatch,
+               preset=a.preset, dtype=str(dtype).split(".")[-1],
+               num_prompts=a.num_prompts, request_rate=str(rate), burstiness=a.burstiness,
+               max_concurrency=a.max_concurrency, random_input_len=a.random_input_len,
+               random_output_len=a.random_output_len, seed=a.seed)
+    return res
+
+
+def collect(everyone, a, path):
+    """Rank 0: vLLM's results from every rank's finished requests and steps, with the
+    per-phase step times (rank 0's) and communication shares (the ranks' mean). Its
+    "_records" are the requests, for --check."""
     sent = everyone[0]["sent"]
     records = sorted((r for e in everyone for r in e["requests"]), key=lambda r: r["id"])
     if [r["id"] for r in records] != list(range(a.num_prompts)):
         raise RuntimeError(f"{path}: requests lost or served twice")
     for r in records:
         r["sent"] = sent[r["id"]]
-    res = metrics.compute(records, max(e["duration"] for e in everyone) or duration,
-                          a.percentiles, a.slos)
+    res = metrics.compute(records, max(e["duration"] for e in everyone), a.percentiles, a.slos)
     res["comm_share"], res["step_ms"], res["steps"] = {}, {}, {}
     for phase in (exchange.PREFILL, exchange.DECODE):
         per_rank = [[s for s in e["steps"] if s[0] == phase] for e in everyone]
@@ -163,12 +174,7 @@ def run_path(path, a, cfg, ecfg, dtype, model, gloo, rank, size):
             res["steps"][phase] = len(per_rank[0])
             res["step_ms"][phase] = 1000 * sum(s[1] for s in per_rank[0]) / len(per_rank[0])
             res["comm_share"][phase] = sum(sum(s[2] for s in st) / sum(s[1] for s in st)
-                                           for st in per_rank) / size
-    res.update(path=path, ranks=size, two_batch_overlap=overlap, fp8_dispatch=a.fp8_dispatch,
-               preset=a.preset, dtype=str(dtype).split(".")[-1],
-               num_prompts=a.num_prompts, request_rate=str(rate), burstiness=a.burstiness,
-               max_concurrency=a.max_concurrency, random_input_len=a.random_input_len,
-               random_output_len=a.random_output_len, seed=a.seed)
+                                           for st in per_rank) / len(everyone)
     res["_records"] = records
     return res
 
