@@ -1,0 +1,155 @@
+"""What the trainers share: process groups and paths, the timed step loop with its breakdown,
+the replicated-parameter check, results, and --check across paths.
+
+A step is a function of the step number that runs forward, backward and the optimizer, sets
+`comm.phase` as it goes and returns (loss, {phase: seconds}). The loop times `warmup + steps`
+steps, each after a barrier; the breakdown is the median over the timed steps of each phase's
+wall time, with the exposed communication (comm.Comm's clock) taken out of the phase it
+happened in. DDP's allreduces run inside autograd where no clock reaches: for modes that use
+DDP, the loop times the same steps again under no_sync (forward and backward only), and the
+backward's difference is DDP's exposed communication.
+"""
+import hashlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+# BLAS threads are fixed when the library loads: each rank gets its share of the cores.
+_local = int(os.environ.get("STRATACL_LOCAL_WORLD_SIZE", os.environ.get("LOCAL_WORLD_SIZE", 1)))
+THREADS = max(1, len(os.sched_getaffinity(0)) // _local)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))
+os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+from comm import PATHS, Comm, bits  # noqa: E402
+
+PHASES = ("forward", "backward", "optimizer")
+
+
+def pin_threads():
+    """Torch's threads: this rank's share of the cores, as BLAS's."""
+    torch.set_num_threads(THREADS)
+
+
+def init(init_method=None):
+    """The default group on StrataCL and a gloo group over the same ranks: (rank, size, gloo)."""
+    import stratacl.torch  # noqa: F401  (registers the backend)
+    rank = int(os.environ.get("STRATACL_RANK", os.environ.get("RANK", 0)))
+    size = int(os.environ.get("STRATACL_WORLD_SIZE", os.environ.get("WORLD_SIZE", 1)))
+    method = init_method
+    if method is None and "MASTER_ADDR" in os.environ:
+        method = "env://"
+    if method is None:
+        job = os.environ.get("STRATACL_ROOT_ADDR", "") + os.environ.get("STRATACL_JOB_SECRET", "")
+        name = hashlib.sha256(job.encode()).hexdigest()[:16]
+        method = f"file://{tempfile.gettempdir()}/stratacl-train-{name}"
+    dist.init_process_group("stratacl", init_method=method, rank=rank, world_size=size)
+    return rank, size, dist.new_group(backend="gloo")
+
+
+def path_comm(path, gloo):
+    """The path's Comm. The stratacl path turns the heap allocator on: build its model after."""
+    if path not in PATHS:
+        raise ValueError(f"unknown path {path!r}")
+    if path == "stratacl":
+        import stratacl.torch
+        stratacl.torch.use_heap_allocator()
+    return Comm(path, gloo if path == "gloo" else dist.group.WORLD)
+
+
+def run_steps(step, comm, warmup, steps, start=0):
+    """Runs the steps; returns their losses and per-step records (seconds per phase, exposed
+    per phase, total)."""
+    losses, records = [], []
+    for i in range(start, start + warmup + steps):
+        dist.barrier(group=comm.group)
+        comm.reset()
+        t0 = time.perf_counter()
+        loss, phases = step(i)
+        total = time.perf_counter() - t0
+        losses.append(loss)
+        if i >= start + warmup:
+            records.append({"total": total, "phases": phases, "exposed": dict(comm.exposed)})
+    return losses, records
+
+
+def breakdown(records, local_records=None):
+    """Medians in ms: total, p90, each phase's compute (its wall time less its exposed
+    communication) and the exposed communication. With `local_records` (the same steps under
+    no_sync), backward's excess over them counts as exposed too."""
+    med = lambda xs: 1e3 * statistics.median(xs)  # noqa: E731
+    totals = sorted(r["total"] for r in records)
+    out = {"iter_ms": med(totals), "iter_p90_ms": 1e3 * totals[int(0.9 * (len(totals) - 1))]}
+    exposed = 0.0
+    for ph in PHASES:
+        wall = med([r["phases"].get(ph, 0.0) for r in records])
+        comm = med([r["exposed"].get(ph, 0.0) for r in records])
+        if ph == "backward" and local_records:
+            local = med([r["phases"]["backward"] - r["exposed"].get("backward", 0.0)
+                         for r in local_records])
+            comm = max(comm, wall - local)
+        out[ph + "_ms"] = wall - comm
+        exposed += comm
+    out["exposed_ms"] = exposed
+    out["exposed_share"] = exposed / out["iter_ms"] if out["iter_ms"] else 0.0
+    return out
+
+
+def replicas_differ(params, group):
+    """How many elements of the parameters every rank should hold alike differ from rank 0's."""
+    params = list(params)
+    if not params:
+        return 0
+    flat = torch.cat([p.detach().flatten() for p in params])
+    first = flat.clone()
+    dist.broadcast(first, 0, group=group)
+    wrong = torch.tensor([int((bits(first) != bits(flat)).sum())])
+    dist.all_reduce(wrong, group=group)
+    return int(wrong[0])
+
+
+def slowest(values, group):
+    """The largest of each value over the ranks (a step is as slow as its slowest rank)."""
+    t = torch.tensor(values, dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
+    return t.tolist()
+
+
+def mean_losses(losses, group, data_parallel):
+    """The loss curve: per step, the mean over the data-parallel ranks (each computed its own
+    batch's) of float64 copies, summed in rank order."""
+    everyone = [None] * dist.get_world_size(group)
+    dist.all_gather_object(everyone, losses, group=group)
+    if not data_parallel:
+        return everyone[0]
+    return [sum(r[i] for r in everyone) / len(everyone) for i in range(len(losses))]
+
+
+def compare_curves(curves, exact, rtol):
+    """Problems found comparing every path's loss curve with the first's."""
+    (base_path, base), bad = curves[0], []
+    for path, curve in curves[1:]:
+        for i, (a, b) in enumerate(zip(base, curve)):
+            if (a != b) if exact else abs(a - b) > rtol * abs(a):
+                bad.append(f"{path}: step {i}: loss {b!r} against {base_path}'s {a!r}")
+                break
+    return bad
+
+
+def emit(rank, fields, metrics):
+    """Rank 0 prints one CSV row per metric: trainer,mode,path,ranks,repeat,metric,value."""
+    if rank == 0:
+        for k, v in metrics.items():
+            print(",".join(str(f) for f in fields) + f",{k},{v:.6g}", flush=True)
+
+
+def leave(code):
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Without destructors: torch 1.13's ProcessGroupGloo, destroyed with DDP's Reducer while the
+    # GIL is held, joins a worker thread that waits for the GIL, and never returns.
+    os._exit(code)
