@@ -34,22 +34,14 @@ MODES = ("ddp", "tp", "zero3", "ep")
 def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mode", choices=MODES, default="ddp")
-    p.add_argument("--path", choices=trainer.PATHS, default="stratacl")
-    p.add_argument("--check", action="store_true", help="every path; loss curves compared")
     p.add_argument("--preset", choices=sorted(config.GPT_PRESETS), default="small")
     for field in ("layers", "width", "heads", "seq", "batch", "experts", "topk"):
         p.add_argument("--" + field, type=int, help=f"override the preset's {field}")
     p.add_argument("--bucket-mb", type=float, default=25.0, help="ddp: DDP's bucket_cap_mb")
     p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
-    p.add_argument("--steps", type=int, default=20, help="timed steps")
-    p.add_argument("--warmup", type=int, default=3, help="steps before the timed ones")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeat", type=int, default=1, help="written into the CSV rows")
-    p.add_argument("--init-method", help="torch's; default: env:// under torchrun, else a file "
-                   "store named after stratarun's job")
+    trainer.common_args(p)
     a = p.parse_args(argv)
-    if a.steps < 1 or a.warmup < 0:
-        p.error("--steps must be positive and --warmup not negative")
+    trainer.check_args(p, a)
     return a
 
 
@@ -75,79 +67,31 @@ def build(a, cfg, comm):
     return ddp, torch.optim.Adam(model.parameters(), lr=a.lr), replicated, True, True
 
 
-def train(a, cfg, path, gloo):
+def train(a, path, gloo, rank, size):
+    cfg = config.gpt_preset(a.preset, **{f: getattr(a, f) for f in
+                                         ("layers", "width", "heads", "seq", "batch", "experts",
+                                          "topk")})
     comm = trainer.path_comm(path, gloo)
     model, opt, replicated, uses_ddp, data_parallel = build(a, cfg, comm)
     data_rank = comm.rank if data_parallel else 0
 
-    def step(i, optimize=True):
+    def step(i, optimize):
         tokens, target = gpt.batch(cfg, a.seed, i, data_rank)
-        phases = {}
-        t0 = trainer.time.perf_counter()
-        comm.phase = "forward"
-        loss = gpt.loss_fn(model(tokens), target)
-        t1 = trainer.time.perf_counter()
-        comm.phase = "backward"
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if a.mode == "zero3":
-            model.finish_grads()
-        t2 = trainer.time.perf_counter()
-        comm.phase = "optimizer"
-        if optimize:
-            opt.step()
-        t3 = trainer.time.perf_counter()
-        phases.update(forward=t1 - t0, backward=t2 - t1, optimizer=t3 - t2)
-        return loss.item(), phases
 
-    losses, records = trainer.run_steps(step, comm, a.warmup, a.steps)
-    differ = trainer.replicas_differ(replicated, gloo)
-    local = None
-    if uses_ddp:  # the same steps without DDP's allreduces, and no updates: DDP's share
-        with model.no_sync():
-            _, local = trainer.run_steps(lambda i: step(i, optimize=False), comm, 1, a.steps,
-                                         start=a.warmup)
-    result = trainer.breakdown(records, local)
-    names = list(result)
-    result = dict(zip(names, trainer.slowest([result[n] for n in names], gloo)))
-    tokens = cfg.batch * cfg.seq * (comm.size if data_parallel else 1)
-    result["tokens_per_s"] = tokens / (result["iter_ms"] / 1e3)
-    result["replicas_differ"] = differ
-    curve = trainer.mean_losses(losses, gloo, data_parallel)
-    return result, curve
+        def backward(loss):
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if a.mode == "zero3":
+                model.finish_grads()
 
+        return trainer.timed_phases(comm, lambda: gpt.loss_fn(model(tokens), target), backward,
+                                    opt.step if optimize else None)
 
-def main():
-    a = parse()
-    rank, size, gloo = trainer.init(a.init_method)
-    trainer.pin_threads()
-    cfg = config.gpt_preset(a.preset, **{f: getattr(a, f) for f in
-                                         ("layers", "width", "heads", "seq", "batch", "experts",
-                                          "topk")})
-    paths = ("gloo", "buffered", "stratacl") if a.check else (a.path,)
-    curves, status = [], 0
-    for path in paths:
-        result, curve = train(a, cfg, path, gloo)
-        curves.append((path, curve))
-        trainer.emit(rank, ("gpt", a.mode, path, size, a.repeat), result)
-        if rank == 0:
-            print(f"gpt {a.mode} {path}: {result['iter_ms']:.1f} ms/iteration, exposed "
-                  f"communication {100 * result['exposed_share']:.1f}%, loss {curve[0]:.4f} -> "
-                  f"{curve[-1]:.4f}", file=sys.stderr, flush=True)
-        if result["replicas_differ"]:
-            print(f"gpt {a.mode} {path}: {int(result['replicas_differ'])} replicated parameter "
-                  "elements differ across ranks", file=sys.stderr, flush=True)
-            status = 1
-    if a.check:
-        bad = trainer.compare_curves(curves, exact=size <= 2, rtol=1e-4)
-        if rank == 0:
-            print("check: " + ("FAILED: " + "; ".join(bad) if bad else
-                               f"{len(curves[0][1])} steps: loss curves "
-                               f"{'identical (bitwise)' if size <= 2 else 'within 1e-4'} "
-                               f"across {', '.join(paths)}"), flush=True)
-        status = status or int(bool(bad))
-    trainer.leave(status)
+    tokens = cfg.batch * cfg.seq * (size if data_parallel else 1)
+    return trainer.measure(step, comm, gloo, a, replicated, model.no_sync if uses_ddp else None,
+                           data_parallel, tokens, "tokens")
 
 
 if __name__ == "__main__":
-    main()
+    args = parse()
+    trainer.main(args, "gpt-" + args.mode, train)

@@ -140,8 +140,92 @@ def compare_curves(curves, exact, rtol):
     return bad
 
 
+def measure(step, comm, gloo, a, replicated, no_sync, data_parallel, items, unit):
+    """Times the steps (and, with a `no_sync` context factory, DDP's share), checks the
+    replicas: (result, loss curve). `items` per step, counted as `unit` per second."""
+    losses, records = run_steps(lambda i: step(i, True), comm, a.warmup, a.steps)
+    differ = replicas_differ(replicated, gloo)
+    local = None
+    if no_sync is not None:  # the same steps without DDP's allreduces, and no updates
+        with no_sync():
+            _, local = run_steps(lambda i: step(i, False), comm, 1, a.steps, start=a.warmup)
+    result = breakdown(records, local)
+    names = list(result)
+    result = dict(zip(names, slowest([result[n] for n in names], gloo)))
+    result[unit + "_per_s"] = items / (result["iter_ms"] / 1e3)
+    result["replicas_differ"] = differ
+    return result, mean_losses(losses, gloo, data_parallel)
+
+
+def timed_phases(comm, forward, backward, optimize):
+    """Runs a step's three parts, each under its phase: (loss, {phase: seconds}). `forward`
+    returns the loss tensor; `optimize` is None for a step that only computes gradients."""
+    t0 = time.perf_counter()
+    comm.phase = "forward"
+    loss = forward()
+    t1 = time.perf_counter()
+    comm.phase = "backward"
+    backward(loss)
+    t2 = time.perf_counter()
+    comm.phase = "optimizer"
+    if optimize is not None:
+        optimize()
+    t3 = time.perf_counter()
+    return loss.item(), {"forward": t1 - t0, "backward": t2 - t1, "optimizer": t3 - t2}
+
+
+def main(a, name, train):
+    """Trains on --path, or with --check on every path, comparing the loss curves;
+    train(a, path, gloo, rank, size) -> (result, curve). Exits."""
+    rank, size, gloo = init(a.init_method)
+    pin_threads()
+    paths = ("gloo", "buffered", "stratacl") if a.check else (a.path,)
+    curves, status = [], 0
+    for path in paths:
+        result, curve = train(a, path, gloo, rank, size)
+        curves.append((path, curve))
+        emit(rank, (name, path, size, a.repeat), result)
+        if rank == 0:
+            print(f"{name} {path}: {result['iter_ms']:.1f} ms/iteration, exposed communication "
+                  f"{100 * result['exposed_share']:.1f}%, loss {curve[0]:.4f} -> {curve[-1]:.4f}",
+                  file=sys.stderr, flush=True)
+        if result["replicas_differ"]:
+            print(f"{name} {path}: {int(result['replicas_differ'])} replicated parameter "
+                  "elements differ across ranks", file=sys.stderr, flush=True)
+            status = 1
+    if a.check:
+        exact = size <= 2
+        bad = compare_curves(curves, exact, a.rtol)
+        if rank == 0:
+            agree = "identical (bitwise)" if exact else f"within {a.rtol:g}"
+            print("check: " + ("FAILED: " + "; ".join(bad) if bad else
+                               f"{len(curves[0][1])} steps: loss curves {agree} across "
+                               f"{', '.join(paths)}"), flush=True)
+        status = status or int(bool(bad))
+    leave(status)
+
+
+def common_args(p):
+    p.add_argument("--path", choices=PATHS, default="stratacl")
+    p.add_argument("--check", action="store_true", help="every path; loss curves compared "
+                   "(bitwise on 2 ranks, else within --rtol)")
+    p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--steps", type=int, default=20, help="timed steps")
+    p.add_argument("--warmup", type=int, default=3, help="steps before the timed ones")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeat", type=int, default=1, help="written into the CSV rows")
+    p.add_argument("--init-method", help="torch's; default: env:// under torchrun, else a file "
+                   "store named after stratarun's job")
+
+
+def check_args(p, a):
+    if a.steps < 1 or a.warmup < 0:
+        p.error("--steps must be positive and --warmup not negative")
+
+
 def emit(rank, fields, metrics):
-    """Rank 0 prints one CSV row per metric: trainer,mode,path,ranks,repeat,metric,value."""
+    """Rank 0 prints one CSV row per metric: trainer,path,ranks,repeat,metric,value (the
+    trainer named with its mode: gpt-tp, dlrm)."""
     if rank == 0:
         for k, v in metrics.items():
             print(",".join(str(f) for f in fields) + f",{k},{v:.6g}", flush=True)
