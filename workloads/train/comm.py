@@ -43,6 +43,7 @@ class Comm:
         self.size, self.rank = dist.get_world_size(group), dist.get_rank(group)
         self.phase = "forward"
         self.exposed = {}  # seconds per phase
+        self._depth = 0  # clocks nest (an exchange's own clock around its calls): count once
 
     def clock(self):
         return _Clock(self)
@@ -95,11 +96,14 @@ class _Clock:
         self.comm = comm
 
     def __enter__(self):
+        self.comm._depth += 1
         self.t0 = time.perf_counter()
 
     def __exit__(self, *exc):
         c = self.comm
-        c.exposed[c.phase] = c.exposed.get(c.phase, 0.0) + time.perf_counter() - self.t0
+        c._depth -= 1
+        if c._depth == 0:
+            c.exposed[c.phase] = c.exposed.get(c.phase, 0.0) + time.perf_counter() - self.t0
 
 
 def bits(t):
