@@ -38,15 +38,23 @@ class Work:
 
 
 class Comm:
-    def __init__(self, path, group):
-        self.path, self.group = path, group
+    def __init__(self, path, group, parent=None):
+        self.path, self.group, self.parent = path, group, parent
         self.size, self.rank = dist.get_world_size(group), dist.get_rank(group)
         self.phase = "forward"
         self.exposed = {}  # seconds per phase
         self._depth = 0  # clocks nest (an exchange's own clock around its calls): count once
 
+    def subgroup(self):
+        """The same path on a new group of the same ranks, timed on this Comm's clock. Calls
+        that autograd issues in an order that may differ across ranks (an exchange's, beside
+        DDP's bucket allreduces) need a group of their own, as Megatron's expert-parallel
+        group is."""
+        group = dist.new_group(backend="gloo" if self.path == "gloo" else "stratacl")
+        return Comm(self.path, group, parent=self)
+
     def clock(self):
-        return _Clock(self)
+        return _Clock(self.parent or self)
 
     def reset(self):
         self.exposed = {}

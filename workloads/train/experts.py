@@ -112,14 +112,19 @@ class Dispatch(torch.autograd.Function):
 
 
 class Combine(torch.autograd.Function):
+    """`received` (the dispatch's output) ties the combine into the graph on every rank: a rank
+    that received no rows computes an output that does not depend on them, yet must take part
+    in the backward's dispatch and combine like the others."""
+
     @staticmethod
-    def forward(ctx, y, exchange, state):
+    def forward(ctx, y, received, exchange, state):
         ctx.exchange, ctx.state = exchange, state
         return exchange.combine(y.contiguous(), state["handle"])
 
     @staticmethod
     def backward(ctx, grad):
-        return ctx.exchange.dispatch_again(grad.contiguous(), ctx.state["handle"]), None, None
+        return (ctx.exchange.dispatch_again(grad.contiguous(), ctx.state["handle"]), None, None,
+                None)
 
 
 def route(h, gate, topk):
@@ -167,7 +172,7 @@ class MoE(nn.Module):
         recv, recv_idx = Dispatch.apply(torch.cat([h, F.pad(w, (0, PAD - self.k))], 1), idx,
                                         self.exchange, state)
         y = self.experts(recv[:, :d], recv_idx, recv[:, d:d + self.k])
-        return Combine.apply(F.pad(y, (0, PAD)), self.exchange, state)[:, :d]
+        return Combine.apply(F.pad(y, (0, PAD)), recv, self.exchange, state)[:, :d]
 
 
 def exchange(path, comm, cfg):

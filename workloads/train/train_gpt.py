@@ -57,7 +57,7 @@ def build(a, cfg, comm):
         return model, torch.optim.Adam(model.parameters(), lr=a.lr), [], False, True
     moe = None
     if a.mode == "ep":
-        ex = experts.exchange(comm.path, comm, cfg)
+        ex = experts.exchange(comm.path, comm.subgroup(), cfg)
         moe = lambda i: experts.MoE(cfg, a.seed, i, comm.rank, comm.size, ex)  # noqa: E731
     model = gpt.GPT(cfg, a.seed, moe_factory=moe)
     local = [n for n, _ in model.named_parameters() if n.endswith((".w1", ".w2"))]
