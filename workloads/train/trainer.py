@@ -11,6 +11,7 @@ backward's difference is DDP's exposed communication.
 """
 import hashlib
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -143,7 +144,9 @@ def compare_curves(curves, exact, rtol):
 def measure(step, comm, gloo, a, replicated, no_sync, data_parallel, items, unit):
     """Times the steps (and, with a `no_sync` context factory, DDP's share), checks the
     replicas: (result, loss curve). `items` per step, counted as `unit` per second."""
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     losses, records = run_steps(lambda i: step(i, True), comm, a.warmup, a.steps)
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / (a.warmup + a.steps)
     differ = replicas_differ(replicated, gloo)
     local = None
     if no_sync is not None:  # the same steps without DDP's allreduces, and no updates
@@ -152,6 +155,7 @@ def measure(step, comm, gloo, a, replicated, no_sync, data_parallel, items, unit
     result = breakdown(records, local)
     names = list(result)
     result = dict(zip(names, slowest([result[n] for n in names], gloo)))
+    result["page_faults_per_step"] = faults  # rank 0's: memory the step touched afresh
     result[unit + "_per_s"] = items / (result["iter_ms"] / 1e3)
     result["replicas_differ"] = differ
     return result, mean_losses(losses, gloo, data_parallel)
