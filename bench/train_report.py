@@ -50,7 +50,7 @@ def plots(med, trainers, stem):
             for p in PATHS:
                 f.write(f"{t}/{p[:4]} " + " ".join(f"{med[(t, p, m)]:.3f}" for m in PARTS) +
                         "\n")
-            f.write("- 0 0 0 0\n")
+            f.write("\"\" 0 0 0 0\n")  # a gap between trainers
     gnuplot(f"set terminal pngcairo size 1100,560\nset output '{stem}-breakdown.png'\n"
             "set style data histograms\nset style histogram rowstacked\n"
             "set style fill solid 0.8 border -1\nset boxwidth 0.7\nset xtics rotate by -45\n"

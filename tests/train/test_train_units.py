@@ -150,7 +150,6 @@ def embedding_exchange(comm, path):
 
 def main():
     rank, size, gloo = trainer.init()
-    trainer.pin_threads()
     for path in ("gloo", "buffered", "stratacl"):  # stratacl last: it turns the heap on
         comm = trainer.path_comm(path, gloo)
         for test in (tensor_parallel, moe, moe_one_rank, zero3, embedding_exchange):

@@ -11,24 +11,19 @@ same on torch's gloo). --check serves the same requests through all three, all s
 fails unless every generated token and every request's final hidden state agree bitwise.
 """
 import argparse
-import hashlib
 import json
 import math
 import os
 import sys
-import tempfile
 import time
 
-# BLAS threads are fixed when the library loads: each rank gets its share of the cores.
-_local = int(os.environ.get("STRATACL_LOCAL_WORLD_SIZE", os.environ.get("LOCAL_WORLD_SIZE", 1)))
-_threads = max(1, len(os.sched_getaffinity(0)) // _local)
-os.environ.setdefault("OPENBLAS_NUM_THREADS", str(_threads))
-os.environ.setdefault("OMP_NUM_THREADS", str(_threads))
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
+                os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+import launch  # noqa: E402  (first: it gives BLAS its threads)
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import config  # noqa: E402
 import exchange  # noqa: E402
 import loadgen  # noqa: E402
@@ -93,21 +88,6 @@ def pick_dtype(name):
         return getattr(torch, name)
     flags = open("/proc/cpuinfo").read()
     return torch.bfloat16 if ("avx512_bf16" in flags or "amx_bf16" in flags) else torch.float32
-
-
-def init(a):
-    import stratacl.torch  # noqa: F401  (registers the backend)
-    rank = int(os.environ.get("STRATACL_RANK", os.environ.get("RANK", 0)))
-    size = int(os.environ.get("STRATACL_WORLD_SIZE", os.environ.get("WORLD_SIZE", 1)))
-    method = a.init_method
-    if method is None and "MASTER_ADDR" in os.environ:
-        method = "env://"
-    if method is None:
-        job = os.environ.get("STRATACL_ROOT_ADDR", "") + os.environ.get("STRATACL_JOB_SECRET", "")
-        name = hashlib.sha256(job.encode()).hexdigest()[:16]
-        method = f"file://{tempfile.gettempdir()}/stratacl-serve-{name}"
-    dist.init_process_group("stratacl", init_method=method, rank=rank, world_size=size)
-    return rank, size, dist.new_group(backend="gloo")
 
 
 def run_path(path, a, cfg, ecfg, dtype, model, gloo, rank, size):
@@ -202,8 +182,7 @@ def check(results):
 
 def main():
     a = parse()
-    rank, size, gloo = init(a)
-    torch.set_num_threads(_threads)
+    rank, size, gloo = launch.init(a.init_method, "serve")
     cfg = config.preset(a.preset, layers=a.layers)
     ecfg = config.EngineConfig(a.max_num_seqs, a.max_num_batched_tokens)
     dtype = pick_dtype(a.dtype)

@@ -9,19 +9,14 @@ happened in. DDP's allreduces run inside autograd where no clock reaches: for mo
 DDP, the loop times the same steps again under no_sync (forward and backward only), and the
 backward's difference is DDP's exposed communication.
 """
-import hashlib
 import os
 import resource
 import statistics
 import sys
-import tempfile
 import time
 
-# BLAS threads are fixed when the library loads: each rank gets its share of the cores.
-_local = int(os.environ.get("STRATACL_LOCAL_WORLD_SIZE", os.environ.get("LOCAL_WORLD_SIZE", 1)))
-THREADS = max(1, len(os.sched_getaffinity(0)) // _local)
-os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))
-os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import launch  # noqa: E402  (first: it gives BLAS its threads)
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
@@ -31,25 +26,9 @@ from comm import PATHS, Comm, bits  # noqa: E402
 PHASES = ("forward", "backward", "optimizer")
 
 
-def pin_threads():
-    """Torch's threads: this rank's share of the cores, as BLAS's."""
-    torch.set_num_threads(THREADS)
-
-
 def init(init_method=None):
-    """The default group on StrataCL and a gloo group over the same ranks: (rank, size, gloo)."""
-    import stratacl.torch  # noqa: F401  (registers the backend)
-    rank = int(os.environ.get("STRATACL_RANK", os.environ.get("RANK", 0)))
-    size = int(os.environ.get("STRATACL_WORLD_SIZE", os.environ.get("WORLD_SIZE", 1)))
-    method = init_method
-    if method is None and "MASTER_ADDR" in os.environ:
-        method = "env://"
-    if method is None:
-        job = os.environ.get("STRATACL_ROOT_ADDR", "") + os.environ.get("STRATACL_JOB_SECRET", "")
-        name = hashlib.sha256(job.encode()).hexdigest()[:16]
-        method = f"file://{tempfile.gettempdir()}/stratacl-train-{name}"
-    dist.init_process_group("stratacl", init_method=method, rank=rank, world_size=size)
-    return rank, size, dist.new_group(backend="gloo")
+    """The default group on StrataCL and a gloo group: (rank, size, gloo)."""
+    return launch.init(init_method, "train")
 
 
 def path_comm(path, gloo):
@@ -182,7 +161,6 @@ def main(a, name, train):
     """Trains on --path, or with --check on every path, comparing the loss curves;
     train(a, path, gloo, rank, size) -> (result, curve). Exits."""
     rank, size, gloo = init(a.init_method)
-    pin_threads()
     paths = ("gloo", "buffered", "stratacl") if a.check else (a.path,)
     curves, status = [], 0
     for path in paths:
