@@ -50,10 +50,13 @@ def tensor_parallel(comm, path):
     (out * probe).sum().backward()
     close(f"{path}: tp block output", out, ref(x))
     close(f"{path}: tp block input gradient", x.grad, want_x)
-    for name, dim in (("qkv.0", 0), ("qkv.2", 0), ("proj", 1), ("fc1", 0), ("fc2", 1)):
-        want = dict(ref.named_parameters())[name].grad.chunk(comm.size, dim)[comm.rank]
-        close(f"{path}: tp {name} gradient", dict(block.named_parameters())[name].grad, want)
-    close(f"{path}: tp norm gradient", block.norm1.weight.grad, ref.norm1.weight.grad)
+    split = {"qkv.0": 0, "qkv.1": 0, "qkv.2": 0, "proj": 1, "fc1": 0, "fc2": 1}
+    wants = dict(ref.named_parameters())
+    for name, p in block.named_parameters():  # split weights: their slice; the rest: whole
+        want = wants[name].grad
+        if name in split:
+            want = want.chunk(comm.size, split[name])[comm.rank]
+        close(f"{path}: tp {name} gradient", p.grad, want)
 
 
 def moe(comm, path, one_rank=False):
@@ -80,12 +83,14 @@ def moe(comm, path, one_rank=False):
     mine = slice(comm.rank * tokens, (comm.rank + 1) * tokens)
     close(f"{path}: moe output", out, want[mine])
     close(f"{path}: moe input gradient", x.grad, whole.grad[mine])
-    comm.all_reduce(layer.gate.grad)  # the gate's gradient from every rank's tokens
-    close(f"{path}: moe gate gradient", layer.gate.grad, ref.gate.grad)
+    # Every weight's gradient is the mean over the ranks' losses, as DDP makes the gate's: the
+    # reference's (of the sum of those losses) over the rank count.
+    comm.all_reduce(layer.gate.grad)
+    close(f"{path}: moe gate gradient", layer.gate.grad / comm.size, ref.gate.grad / comm.size)
     experts_here = slice(comm.rank * layer.local, (comm.rank + 1) * layer.local)
     for w, want in ((layer.w1, ref.w1), (layer.w2, ref.w2)):  # no gradient: no rows came
         got = torch.zeros_like(w) if w.grad is None else w.grad
-        close(f"{path}: moe expert gradient", got, want.grad[experts_here])
+        close(f"{path}: moe expert gradient", got, want.grad[experts_here] / comm.size)
     experts.route = route
 
 

@@ -20,7 +20,10 @@ class CopyToParallel(torch.autograd.Function):
 class ReduceFromParallel(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, comm):
-        return comm.all_reduce(x.contiguous())
+        if not x.is_contiguous():
+            return comm.all_reduce(x.contiguous())
+        ctx.mark_dirty(x)  # summed in place, as Megatron does: autograd must know
+        return comm.all_reduce(x)
 
     @staticmethod
     def backward(ctx, grad):

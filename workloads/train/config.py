@@ -7,6 +7,9 @@ DLRM's CPU benchmark configuration (embedding dimension 64, bottom MLP 512-512-6
 rows per table) with its batch and table rows multiplied by a scale factor.
 """
 import dataclasses
+import zlib
+
+import torch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,8 +37,7 @@ class DLRMConfig:
     batch: int = 2048  # global mini-batch
 
     def scaled(self, scale, lookups=None):
-        """Batch and table rows times `scale` (at least one row per rank is the caller's
-        check)."""
+        """Batch and table rows times `scale` (at least one of each)."""
         return dataclasses.replace(self, rows=max(1, int(self.rows * scale)),
                                    batch=max(1, int(self.batch * scale)),
                                    lookups=lookups or self.lookups)
@@ -47,6 +49,12 @@ GPT_PRESETS = {
     "small": GPTConfig(vocab=2048, width=256, layers=4, heads=8, seq=64, batch=4, experts=8,
                        topk=2, expert_inter=512),
 }
+
+
+def generator(seed, name):
+    """A random generator for one named thing (a weight, a step's data): the same on every rank
+    and for every rank count."""
+    return torch.Generator().manual_seed(seed * 1_000_003 + zlib.crc32(name.encode()))
 
 
 def gpt_preset(name, **overrides):

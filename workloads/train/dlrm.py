@@ -13,15 +13,11 @@ over each rank's samples and DDP averages the MLPs' gradients, so a table's grad
 over the ranks that used it) is divided by the rank count: every gradient is the global
 batch's mean, as in one process.
 """
-import zlib
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-def _seeded(seed, name):
-    return torch.Generator().manual_seed(seed * 1_000_003 + zlib.crc32(name.encode()))
+from config import generator as _seeded
 
 
 def _mlp(sizes, seed, name, last_relu):
@@ -37,14 +33,17 @@ def _mlp(sizes, seed, name, last_relu):
 
 
 class DLRM(nn.Module):
-    """This rank's tables and the (replicated) MLPs. `order` is the tables' order in the
-    interaction: by owning rank, then table."""
+    """This rank's tables and the (replicated) MLPs. The interaction takes the tables in the
+    order the all-to-all delivers them: by owning rank, then table (`owned`); one process
+    (ranks = 1) takes them in table order, so a reference permutes its pooled embeddings."""
 
     def __init__(self, cfg, seed, rank, size):
         super().__init__()
         if cfg.batch % size:
             raise ValueError(f"dlrm: a global batch of {cfg.batch} does not split over {size} "
                              "ranks")
+        if cfg.tables < size:
+            raise ValueError(f"dlrm: {cfg.tables} tables cannot give each of {size} ranks one")
         self.cfg, self.size = cfg, size
         self.owned = [[t for t in range(cfg.tables) if t % size == r] for r in range(size)]
         self.mine = self.owned[rank]

@@ -27,6 +27,7 @@ PAD = 8  # extra columns: the router weights forward, their gradients backward
 
 class StrataclExchange:
     def __init__(self, comm, hidden, experts, topk, max_tokens):
+        """hidden: the rows' width; max_tokens: the most tokens a rank dispatches at once."""
         from stratacl.moe import Buffer
         self.comm = comm
         self.buf = Buffer(comm.group, hidden, experts, topk, max_tokens,
@@ -47,14 +48,13 @@ class StrataclExchange:
 
 
 class BufferedExchange:
-    def __init__(self, comm, hidden, experts, topk, max_tokens):
+    def __init__(self, comm, experts, topk):
         self.comm, self.k = comm, topk
         self.local = experts // comm.size
 
     def _alltoall(self, rows, send, recv):
         out = rows.new_empty(sum(recv), rows.shape[1])
-        dist_work = self.comm.all_to_all(out, rows.contiguous(), recv, send)
-        assert dist_work is None
+        self.comm.all_to_all(out, rows.contiguous(), recv, send)
         return out
 
     def dispatch(self, x, idx):
@@ -136,7 +136,12 @@ def route(h, gate, topk):
 class MoE(nn.Module):
     """Routed GELU experts, `experts / ranks` of them on this rank (global ids rank * local +
     e); the gate is replicated. exchange=None computes every expert locally: the
-    single-process reference."""
+    single-process reference.
+
+    Each rank's loss is the mean over its own tokens, and DDP averages the replicated weights'
+    gradients over the ranks. An expert's gradient arrives summed over every rank's tokens
+    instead, so a hook divides it by the rank count: every gradient is the mean over the ranks,
+    as one process computes it on the whole batch."""
 
     def __init__(self, cfg, seed, index, rank, size, exchange=None):
         super().__init__()
@@ -152,6 +157,9 @@ class MoE(nn.Module):
         self.w2 = nn.Parameter(torch.stack([gpt.weight(seed, f"{name}{first + e}.w2",
                                                        (d, cfg.expert_inter), 0.02)
                                             for e in range(self.local)]))
+        if exchange is not None and size > 1:
+            for w in (self.w1, self.w2):
+                w.register_hook(lambda g: g / size)
 
     def experts(self, x, idx, w):
         """Per row, the sum over its local experts (ascending) of weight times output."""
@@ -176,5 +184,7 @@ class MoE(nn.Module):
 
 
 def exchange(path, comm, cfg):
-    cls = StrataclExchange if path == "stratacl" else BufferedExchange
-    return cls(comm, cfg.width + PAD, cfg.experts, cfg.topk, cfg.batch * cfg.seq)
+    if path == "stratacl":
+        return StrataclExchange(comm, cfg.width + PAD, cfg.experts, cfg.topk,
+                                cfg.batch * cfg.seq)
+    return BufferedExchange(comm, cfg.experts, cfg.topk)

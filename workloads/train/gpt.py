@@ -12,19 +12,18 @@ CopyToParallel and ReduceFromParallel go around each pair. Embedding, norms and 
 replicated: their inputs are equal on every rank, so are their gradients.
 """
 import math
-import zlib
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import config
 from collectives import CopyToParallel, ReduceFromParallel
 
 
 def weight(seed, name, shape, std):
     """A weight drawn from the seed and its name (normal, zero mean)."""
-    g = torch.Generator().manual_seed(seed * 1_000_003 + zlib.crc32(name.encode()))
-    return nn.Parameter(torch.randn(shape, generator=g) * std)
+    return nn.Parameter(torch.randn(shape, generator=config.generator(seed, name)) * std)
 
 
 def _part(w, rank, size, dim):
@@ -56,7 +55,8 @@ class Block(nn.Module):
         super().__init__()
         rank, size = (tp.rank, tp.size) if tp else (0, 1)
         if cfg.heads % size or (4 * cfg.width) % size:
-            raise ValueError(f"gpt: {size} tensor-parallel ranks do not divide {cfg.heads} heads")
+            raise ValueError(f"gpt: {size} tensor-parallel ranks must divide the {cfg.heads} "
+                             f"heads and the MLP's width {4 * cfg.width}")
         d, std, name = cfg.width, 0.02, f"block{index}."
         out_std = std / math.sqrt(2 * cfg.layers)
         self.tp, self.heads, self.head_dim = tp, cfg.heads // size, cfg.width // cfg.heads

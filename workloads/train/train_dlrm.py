@@ -51,10 +51,8 @@ def train(a, path, gloo, rank, size):
 
     def step(i, optimize):
         dense, labels, indices = dlrm.batch(cfg, a.seed, i, model.mine, lo, lo + exchange.local)
-        held = {}
-
         def forward():
-            held["pooled"] = pooled = model.lookup(indices)
+            pooled = model.lookup(indices)
             work = exchange.start(pooled)
             x = bottom(dense)  # while the embeddings travel
             work.wait()

@@ -29,14 +29,15 @@ import gpt  # noqa: E402
 from zero3 import Zero3  # noqa: E402
 
 MODES = ("ddp", "tp", "zero3", "ep")
+FIELDS = ("vocab", "width", "layers", "heads", "seq", "batch", "experts", "topk", "expert_inter")
 
 
 def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mode", choices=MODES, default="ddp")
     p.add_argument("--preset", choices=sorted(config.GPT_PRESETS), default="small")
-    for field in ("layers", "width", "heads", "seq", "batch", "experts", "topk"):
-        p.add_argument("--" + field, type=int, help=f"override the preset's {field}")
+    for field in FIELDS:
+        p.add_argument("--" + field.replace("_", "-"), type=int, help=f"override the preset's {field}")
     p.add_argument("--bucket-mb", type=float, default=25.0, help="ddp: DDP's bucket_cap_mb")
     p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
     trainer.common_args(p)
@@ -68,9 +69,7 @@ def build(a, cfg, comm):
 
 
 def train(a, path, gloo, rank, size):
-    cfg = config.gpt_preset(a.preset, **{f: getattr(a, f) for f in
-                                         ("layers", "width", "heads", "seq", "batch", "experts",
-                                          "topk")})
+    cfg = config.gpt_preset(a.preset, **{f: getattr(a, f) for f in FIELDS})
     comm = trainer.path_comm(path, gloo)
     model, opt, replicated, uses_ddp, data_parallel = build(a, cfg, comm)
     data_rank = comm.rank if data_parallel else 0

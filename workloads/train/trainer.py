@@ -76,6 +76,9 @@ def breakdown(records, local_records=None):
         exposed += comm
     out["exposed_ms"] = exposed
     out["exposed_share"] = exposed / out["iter_ms"] if out["iter_ms"] else 0.0
+    # Outside the phases: making the step's batch. (Medians of parts need not add up to the
+    # median of the whole.)
+    out["other_ms"] = med([r["total"] - sum(r["phases"].values()) for r in records])
     return out
 
 
@@ -92,11 +95,12 @@ def replicas_differ(params, group):
     return int(wrong[0])
 
 
-def slowest(values, group):
-    """The largest of each value over the ranks (a step is as slow as its slowest rank)."""
-    t = torch.tensor(values, dtype=torch.float64)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
-    return t.tolist()
+def slowest(result, group):
+    """The result of the rank whose median iteration was the slowest (a step is as slow as its
+    slowest rank), all of it, so that its parts belong together."""
+    everyone = [None] * dist.get_world_size(group)
+    dist.all_gather_object(everyone, result, group=group)
+    return max(everyone, key=lambda r: r["iter_ms"])
 
 
 def mean_losses(losses, group, data_parallel):
@@ -128,13 +132,17 @@ def measure(step, comm, gloo, a, replicated, no_sync, data_parallel, items, unit
     faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / (a.warmup + a.steps)
     differ = replicas_differ(replicated, gloo)
     local = None
-    if no_sync is not None:  # the same steps without DDP's allreduces, and no updates
+    if no_sync is not None:
+        # The timed steps' batches again (after one of the warm-up's), without DDP's allreduces
+        # and without updates. DDP's own bucket copies and averaging are skipped too, and so
+        # count as its exposed communication.
+        warm = min(1, a.warmup)
         with no_sync():
-            _, local = run_steps(lambda i: step(i, False), comm, 1, a.steps, start=a.warmup)
+            _, local = run_steps(lambda i: step(i, False), comm, warm, a.steps,
+                                 start=a.warmup - warm)
     result = breakdown(records, local)
-    names = list(result)
-    result = dict(zip(names, slowest([result[n] for n in names], gloo)))
-    result["page_faults_per_step"] = faults  # rank 0's: memory the step touched afresh
+    result["page_faults_per_step"] = faults  # memory the step touched afresh
+    result = slowest(result, gloo)
     result[unit + "_per_s"] = items / (result["iter_ms"] / 1e3)
     result["replicas_differ"] = differ
     return result, mean_losses(losses, gloo, data_parallel)

@@ -48,6 +48,7 @@ class Unit:
     def wait_gather(self):
         self.gather()
         self.gather_work.wait()
+        self.gather_work = None
 
     def params(self, full):
         views, off = {}, 0
@@ -78,7 +79,6 @@ class _Run(torch.autograd.Function):
     def forward(ctx, x, shard, units, i, last):
         unit = units[i]
         unit.wait_gather()
-        unit.gather_work = None
         if i + 1 < len(units):
             units[i + 1].gather()
         with torch.enable_grad():
@@ -97,9 +97,8 @@ class _Run(torch.autograd.Function):
         units, i = ctx.units, ctx.i
         full, inp, out = ctx.saved
         unit = units[i]
-        if unit.gather_work is not None:  # re-gathered (or, for the last unit, never freed)
+        if unit.gather_work is not None:  # re-gathered (the last unit was never freed)
             unit.wait_gather()
-            unit.gather_work = None
         if i > 0:
             units[i - 1].gather()
         torch.autograd.backward(out, grad)
@@ -117,9 +116,6 @@ class Zero3(nn.Module):
         self.model = model
         self.units = [Unit(u, comm) for u in model.units]
         self.shards = nn.ParameterList([u.shard for u in self.units])
-
-    def parameters(self, recurse=True):
-        return iter(self.shards)
 
     def forward(self, tokens):
         self.units[0].gather()
