@@ -34,8 +34,8 @@ def parse(argv=None):
     trainer.common_args(p)
     a = p.parse_args(argv)
     trainer.check_args(p, a)
-    if a.scale <= 0:
-        p.error("--scale must be positive")
+    if a.scale <= 0 or (a.lookups is not None and a.lookups < 1):
+        p.error("--scale and --lookups must be positive")
     return a
 
 
@@ -51,6 +51,7 @@ def train(a, path, gloo, rank, size):
 
     def step(i, optimize):
         dense, labels, indices = dlrm.batch(cfg, a.seed, i, model.mine, lo, lo + exchange.local)
+
         def forward():
             pooled = model.lookup(indices)
             work = exchange.start(pooled)
