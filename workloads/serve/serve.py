@@ -20,6 +20,7 @@ import time
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
                 os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
 import launch  # noqa: E402  (first: it gives BLAS its threads)
+from bitwise import bits  # noqa: E402
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
@@ -157,11 +158,6 @@ def collect(everyone, a, path):
                                            for st in per_rank) / len(everyone)
     res["_records"] = records
     return res
-
-
-def bits(t):
-    """The tensor's bits as integers: torch.equal on floats holds -0 equal to 0."""
-    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
 
 
 def check(results):

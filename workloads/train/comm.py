@@ -15,7 +15,6 @@ waiting for them): what the step waits for the network, the part compute did not
 """
 import time
 
-import torch
 import torch.distributed as dist
 
 PATHS = ("stratacl", "buffered", "gloo")
@@ -112,8 +111,3 @@ class _Clock:
         c._depth -= 1
         if c._depth == 0:
             c.exposed[c.phase] = c.exposed.get(c.phase, 0.0) + time.perf_counter() - self.t0
-
-
-def bits(t):
-    """A float tensor's bits as integers (torch.equal holds -0 equal to 0)."""
-    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])

@@ -21,7 +21,8 @@ import launch  # noqa: E402  (first: it gives BLAS its threads)
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-from comm import PATHS, Comm, bits  # noqa: E402
+from bitwise import bits  # noqa: E402
+from comm import PATHS, Comm  # noqa: E402
 
 PHASES = ("forward", "backward", "optimizer")
 

@@ -25,10 +25,9 @@ class Unit:
         params = [p.detach() for _, p in module.named_parameters()]
         self.shapes = [p.shape for p in params]
         flat = torch.cat([p.flatten() for p in params])
-        self.numel = flat.numel()
-        per = -(-self.numel // comm.size)
+        per = -(-flat.numel() // comm.size)
         padded = torch.zeros(per * comm.size)
-        padded[:self.numel] = flat
+        padded[:flat.numel()] = flat
         self.shard = nn.Parameter(padded[comm.rank * per:(comm.rank + 1) * per].clone())
         self.full = torch.empty(per * comm.size)
         self._free()
