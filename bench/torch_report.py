@@ -6,7 +6,7 @@
 
 For every collective and size: the median time (us) over the repeats of torch-gloo,
 torch-stratacl (torch's own tensors, staged by StrataCL) and torch-stratacl-heap (tensors from
-StrataCL's heap, zero copy), their speed-ups over gloo, and the issue's target for the heap
+StrataCL's heap, zero copy), their speed-ups over gloo, and the target for the heap
 column: >= 10x gloo up to 16 MiB, >= 4x above. Sizes gloo has no call for (reduce_scatter in
 torch 1.13) have no ratio.
 """

@@ -1,5 +1,5 @@
 // The algorithm selection table: data, not code. Thresholds come from measurement
-// (docs/PERFORMANCE.md) and can be overridden with STRATACL_ONESHOT_MAX_BYTES.
+// (docs/TUNING-LOG.md) and can be overridden with STRATACL_ONESHOT_MAX_BYTES.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The step protocol every collective runs (DESIGN §4 invariants):
+// The step protocol every collective runs (invariants: docs/DESIGN.md, "Synchronisation"):
 //  1. Publish before waiting: the descriptor is written, then the step number (release).
 //  2. Everyone checks everything: each rank compares every peer's signature with its own.
 //  3. No overwrite before acknowledgement: every step, including one that failed a check, ends

@@ -1,7 +1,7 @@
-// One rank's standing in a communicator: revocation, abort and departure (DESIGN §4, invariant 4:
-// failure revokes). The first cause wins, locally and in our control block, with its culprit, so
-// that every peer names the rank that caused it. Thread-safe: sclCommAbort may come from any
-// thread while a call is blocked.
+// One rank's standing in a communicator: revocation, abort and departure (docs/DESIGN.md,
+// "Synchronisation", invariant 4: failure revokes). The first cause wins, locally and in our
+// control block, with its culprit, so that every peer names the rank that caused it. Thread-safe:
+// sclCommAbort may come from any thread while a call is blocked.
 #pragma once
 
 #include <atomic>
