@@ -106,7 +106,7 @@ const VarSpec kVars[] = {
      nullptr,
      {},
      "largest allreduce run one-shot (-1: selection table)"},
-    // 512: the measured crossover with the zero-copy path (docs/PERFORMANCE.md).
+    // 512: the measured crossover with the zero-copy path (docs/TUNING-LOG.md).
     {Var::kEagerMaxBytes,
      "STRATACL_EAGER_MAX_BYTES",
      K::kNumber,
