@@ -17,9 +17,12 @@ extern "C" {
 #endif
 
 #define SCL_MAJOR 0
-#define SCL_MINOR 1
+#define SCL_MINOR 2
 #define SCL_PATCH 0
-#define SCL_VERSION_CODE (SCL_MAJOR * 10000 + SCL_MINOR * 100 + SCL_PATCH)
+#define SCL_SUFFIX ""
+/* As NCCL_VERSION: one comparable number per release (no pre-2.9 encoding to honour). */
+#define SCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
+#define SCL_VERSION_CODE SCL_VERSION(SCL_MAJOR, SCL_MINOR, SCL_PATCH)
 
 typedef struct sclComm* sclComm_t;
 typedef struct sclStream* sclStream_t;
@@ -70,15 +73,20 @@ typedef enum {
   sclMax = 2,
   sclMin = 3,
   sclAvg = 4,
-  sclNumOps = 5
+  sclNumOps = 5,
+  sclMaxRedOp = 0x7fffffff /* operators from sclRedOpCreatePreMulSum lie in [sclNumOps, this] */
 } sclRedOp_t;
 
 /* Versioned configuration. Always initialise with SCL_CONFIG_INITIALIZER, then set fields.
- * A field left at SCL_CONFIG_UNDEF_INT (or NULL) takes its value from the environment or the
- * built-in default. */
+ * A field left at SCL_CONFIG_UNDEF_INT (or SCL_CONFIG_UNDEF_PTR) takes its value from the
+ * environment or the built-in default. The fields after commName are NCCL's, so that NCCL code
+ * that sets them compiles unchanged; those about GPU thread blocks, NVLink and collnet have no
+ * meaning on CPU ranks and are accepted and ignored (they must still be SCL_CONFIG_UNDEF_INT or
+ * a value NCCL would accept: >= 0). */
 #define SCL_CONFIG_UNDEF_INT INT32_MIN
+#define SCL_CONFIG_UNDEF_PTR NULL
 #define SCL_CONFIG_MAGIC 0x5c1c0f19u
-#define SCL_CONFIG_VERSION 1u
+#define SCL_CONFIG_VERSION 2u
 typedef struct {
   size_t size;            /* sizeof(sclConfig_t) as compiled by the caller */
   unsigned int magic;     /* SCL_CONFIG_MAGIC */
@@ -86,16 +94,39 @@ typedef struct {
   int timeoutMs;          /* deadline of every wait, in ms (STRATACL_TIMEOUT_MS) */
   int threads;            /* worker threads per rank, 0: the cost model (STRATACL_THREADS) */
   int copyEngines;        /* copy-engine threads per rank (STRATACL_COPY_ENGINES) */
-  int blocking;           /* 1: init blocks until done (only mode today) */
+  int blocking;           /* 1 (default): calls block; 0: NCCL's non-blocking mode (below) */
   long long stagingBytes; /* staging area for foreign buffers (STRATACL_STAGING_BYTES) */
   const char* commName;   /* name shown in errors and scl-info */
+  /* Version 2: NCCL's remaining fields. */
+  const char* netName; /* accepted, ignored: the provider is STRATACL_NET_PROVIDER's */
+  int splitShare;      /* accepted, ignored: a split child shares nothing it could reuse */
+  int cgaClusterSize;  /* GPU thread-block fields: accepted, ignored */
+  int minCTAs;
+  int maxCTAs;
+  int trafficClass;  /* accepted, ignored: no traffic classes on this fabric */
+  int collnetEnable; /* accepted, ignored: no in-network reduction */
+  int CTAPolicy;     /* accepted, ignored */
+  int shrinkShare;   /* accepted, ignored */
+  int nvlsCTAs;      /* accepted, ignored */
 } sclConfig_t;
 
-#define SCL_CONFIG_INITIALIZER                                                       \
-  {                                                                                  \
-    sizeof(sclConfig_t), SCL_CONFIG_MAGIC, SCL_CONFIG_VERSION, SCL_CONFIG_UNDEF_INT, \
-        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, -1LL, NULL \
+#define SCL_CONFIG_INITIALIZER                                                                  \
+  {                                                                                             \
+    sizeof(sclConfig_t), SCL_CONFIG_MAGIC, SCL_CONFIG_VERSION, SCL_CONFIG_UNDEF_INT,            \
+        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, -1LL,                 \
+        SCL_CONFIG_UNDEF_PTR, SCL_CONFIG_UNDEF_PTR, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, \
+        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, \
+        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT                        \
   }
+
+/* Non-blocking communicators (config.blocking = 0), as NCCL's: sclCommInitRankConfig,
+ * sclCommSplit (with a non-blocking config, or the parent's when config is NULL),
+ * sclCommFinalize, and calls on the NULL stream return sclInProgress and go on in the
+ * background, in issue order; sclCommGetAsyncError reports sclInProgress until everything
+ * issued on the communicator so far is done, then sclSuccess or the first error. The handle
+ * *comm is valid at once, for sclCommGetAsyncError, sclCommAbort and sclCommDestroy; other
+ * calls on it fail with sclInvalidUsage until its init is done. Calls on a real stream behave as
+ * in blocking mode (queued, sclSuccess). sclCommShrink blocks in both modes. */
 
 /* Version, errors. */
 sclResult_t sclGetVersion(int* version);
@@ -115,7 +146,15 @@ sclResult_t sclCommInitFromEnv(sclComm_t* comm);
 #define SCL_SPLIT_NOCOLOR (-1)
 sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
                          sclConfig_t* config);
-/* Waits for every call issued before it on `comm` (stream work included), then leaves. */
+/* A single process holds one rank in this design (its heap, liveness and fork guard are the
+ * rank's), so sclCommInitAll creates a communicator only for ndev == 1 (devlist ignored or
+ * {0}); for more ranks it fails with sclInvalidUsage: start one process per rank (stratarun). */
+sclResult_t sclCommInitAll(sclComm_t* comm, int ndev, const int* devlist);
+/* Waits for every call issued before it on `comm` (stream work included), then leaves with the
+ * other ranks (a departure barrier), releasing what peers could still read. Later calls fail;
+ * sclCommDestroy then frees the rest locally, without waiting for anyone. */
+sclResult_t sclCommFinalize(sclComm_t comm);
+/* Finalizes `comm` if sclCommFinalize has not, then frees it. */
 sclResult_t sclCommDestroy(sclComm_t comm);
 /* Revokes `comm` on every rank and destroys it. Callable from any thread, also while another
  * thread is blocked in a call on `comm` (that call then fails within milliseconds). Not
@@ -144,6 +183,8 @@ sclResult_t sclCommAbort(sclComm_t comm);
 sclResult_t sclCommRevoke(sclComm_t comm, int revokeFlags);
 sclResult_t sclCommShrink(sclComm_t comm, int* excludeRanksList, int excludeRanksCount,
                           sclComm_t* newcomm, sclConfig_t* config, int shrinkFlags);
+/* The first error of a call that failed in the background (a stream's or a non-blocking
+ * communicator's), or sclInProgress while a non-blocking communicator has work pending. */
 sclResult_t sclCommGetAsyncError(sclComm_t comm, sclResult_t* asyncError);
 sclResult_t sclCommCount(const sclComm_t comm, int* count);
 sclResult_t sclCommUserRank(const sclComm_t comm, int* rank);
@@ -161,6 +202,16 @@ sclResult_t sclMemFree(void* ptr);
  * buffers and log why. */
 sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void** handle);
 sclResult_t sclCommDeregister(const sclComm_t comm, void* handle);
+/* NCCL's symmetric-memory windows. Every buffer from sclMemAlloc is already a window (it is
+ * registered when allocated): registering one records it and returns a handle, with no
+ * collective and no copy. Other memory is registered as sclCommRegister does. winFlags must be
+ * SCL_WIN_DEFAULT or SCL_WIN_COLL_SYMMETRIC (a hint: every rank's window has the same size). */
+#define SCL_WIN_DEFAULT 0x00
+#define SCL_WIN_COLL_SYMMETRIC 0x01
+typedef struct sclWindow* sclWindow_t;
+sclResult_t sclCommWindowRegister(sclComm_t comm, void* buff, size_t size, sclWindow_t* win,
+                                  int winFlags);
+sclResult_t sclCommWindowDeregister(sclComm_t comm, sclWindow_t win);
 
 /* Streams: in-order asynchronous queues. A NULL stream blocks the caller until done. An error of
  * a queued call is reported once, not stuck to the stream: sclStreamSynchronize returns the first
@@ -180,11 +231,26 @@ sclResult_t sclStreamQuery(sclStream_t stream); /* sclInProgress while work is p
 typedef void (*sclStreamCallback_t)(sclStream_t stream, sclResult_t status, void* userData);
 sclResult_t sclStreamAddCallback(sclStream_t stream, sclStreamCallback_t callback, void* userData);
 
+/* Reduction operators of a communicator (NCCL's): sum of every rank's input multiplied by
+ * `scalar`, a value of `datatype`. sclScalarHostImmediate reads *scalar now; sclScalarDevice
+ * (NCCL: device memory read while the collective runs) reads it when each call runs, here from
+ * host memory, which must then stay valid until the calls using the operator are done. The
+ * operator is valid on `comm`, for `datatype`, in allreduce, reduce and reduce-scatter, until
+ * sclRedOpDestroy. The result is the sum, multiplied once by the scalar: for integers exactly
+ * NCCL's (wrapping), for floating types within one rounding of multiplying each input first. */
+typedef enum { sclScalarDevice = 0, sclScalarHostImmediate = 1 } sclScalarResidence_t;
+sclResult_t sclRedOpCreatePreMulSum(sclRedOp_t* op, void* scalar, sclDataType_t datatype,
+                                    sclScalarResidence_t residence, sclComm_t comm);
+sclResult_t sclRedOpDestroy(sclRedOp_t op, sclComm_t comm);
+
 /* Collectives. In-place rules follow NCCL. */
 sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                          sclRedOp_t op, sclComm_t comm, sclStream_t stream);
 sclResult_t sclBroadcast(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                          int root, sclComm_t comm, sclStream_t stream);
+/* NCCL's deprecated in-place broadcast: sclBroadcast(buff, buff, ...). */
+sclResult_t sclBcast(void* buff, size_t count, sclDataType_t datatype, int root, sclComm_t comm,
+                     sclStream_t stream);
 sclResult_t sclReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                       sclRedOp_t op, int root, sclComm_t comm, sclStream_t stream);
 sclResult_t sclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
@@ -205,6 +271,12 @@ sclResult_t sclSend(const void* sendbuff, size_t count, sclDataType_t datatype, 
                     sclComm_t comm, sclStream_t stream);
 sclResult_t sclRecv(void* recvbuff, size_t count, sclDataType_t datatype, int peer, sclComm_t comm,
                     sclStream_t stream);
+/* A receive from whichever rank's send to us comes first (MPI_ANY_SOURCE; NCCL has none).
+ * *source is written with that rank when the receive completes (on a stream: it must stay
+ * valid until then). Sends from one rank are received in the order they were posted. One host
+ * only (sclInvalidUsage across hosts), and not inside a group. */
+sclResult_t sclRecvAny(void* recvbuff, size_t count, sclDataType_t datatype, int* source,
+                       sclComm_t comm, sclStream_t stream);
 sclResult_t sclBarrier(sclComm_t comm, sclStream_t stream);
 
 /* Groups: sends and receives between Start and End are issued together at End, so exchange

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "api/handles.h"
+#include "api/premul_ops.h"
 #include "api/submit.h"
 #include "api/validate.h"
 #include "fabric/heap.h"
@@ -33,9 +34,7 @@ template <typename Validate>
 sclResult_t enter(sclComm_t c, sclStream_t s, const sclDataType_t& t, Validate&& validate) {
   if (auto r = refused_in_child()) return *r;
   Communicator* comm = find_comm(c);
-  if (!comm)
-    return report(nullptr, Errorf(sclInvalidArgument, "comm: %p is NULL or not a live communicator",
-                                  (void*)c));
+  if (!comm) return report(nullptr, not_live(c));
   if (s && !find_stream(s))
     return report(comm,
                   Errorf(sclInvalidArgument, "stream: %p is not a live sclStream_t", (void*)s));
@@ -59,6 +58,12 @@ Call make_call(const Entry& e, Coll coll, sclDataType_t t, sclRedOp_t op, int ro
   c.recv = static_cast<char*>(recv);
   c.recv_kind = e.kind(recv, recv_bytes);
   return c;
+}
+
+// A reducing call with its PreMulSum scalar, if any.
+Work with(const PreMul& premul, Call call) {
+  call.premul = premul;
+  return Work{call};
 }
 
 const char* at(const void* base, size_t bytes) { return static_cast<const char*>(base) + bytes; }
@@ -90,14 +95,16 @@ extern "C" {
 sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                          sclRedOp_t op, sclComm_t comm, sclStream_t stream) {
   return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
-    SCL_TRY(check_op(op));
+    sclRedOp_t run;
+    PreMul premul;
+    SCL_TRY(resolve_op(e.comm, op, datatype, &run, &premul));
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(check_buffer("sendbuff", sendbuff, bytes, datatype));
     SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
     SCL_TRY(check_overlap("sendbuff", sendbuff, bytes, "recvbuff", recvbuff, bytes, recvbuff));
-    return Work{
-        make_call(e, Coll::kAllReduce, datatype, op, 0, count, sendbuff, bytes, recvbuff, bytes)};
+    return with(premul, make_call(e, Coll::kAllReduce, datatype, run, 0, count, sendbuff, bytes,
+                                  recvbuff, bytes));
   });
 }
 
@@ -114,17 +121,24 @@ sclResult_t sclBroadcast(const void* sendbuff, void* recvbuff, size_t count, scl
   });
 }
 
+sclResult_t sclBcast(void* buff, size_t count, sclDataType_t datatype, int root, sclComm_t comm,
+                     sclStream_t stream) {
+  return sclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+
 sclResult_t sclReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                       sclRedOp_t op, int root, sclComm_t comm, sclStream_t stream) {
   return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
-    SCL_TRY(check_op(op));
+    sclRedOp_t run;
+    PreMul premul;
+    SCL_TRY(resolve_op(e.comm, op, datatype, &run, &premul));
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(check_rooted(e, root, datatype, Arg{"sendbuff", sendbuff, bytes},
                          Arg{"recvbuff", recvbuff, bytes}, recvbuff));
     void* recv = e.rank() == root ? recvbuff : nullptr;
-    return Work{
-        make_call(e, Coll::kReduce, datatype, op, root, count, sendbuff, bytes, recv, bytes)};
+    return with(premul, make_call(e, Coll::kReduce, datatype, run, root, count, sendbuff, bytes,
+                                  recv, bytes));
   });
 }
 
@@ -175,7 +189,9 @@ sclResult_t sclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvco
                              sclDataType_t datatype, sclRedOp_t op, sclComm_t comm,
                              sclStream_t stream) {
   return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
-    SCL_TRY(check_op(op));
+    sclRedOp_t run;
+    PreMul premul;
+    SCL_TRY(resolve_op(e.comm, op, datatype, &run, &premul));
     size_t bytes, total;
     SCL_TRY(byte_size("recvcount", recvcount, 1, datatype, &bytes));
     SCL_TRY(byte_size("recvcount", recvcount, size_t(e.n()), datatype, &total));
@@ -183,8 +199,8 @@ sclResult_t sclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvco
     SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
     SCL_TRY(check_overlap("recvbuff", recvbuff, bytes, "sendbuff", sendbuff, total,
                           at(sendbuff, size_t(e.rank()) * bytes)));
-    return Work{make_call(e, Coll::kReduceScatter, datatype, op, 0, recvcount, sendbuff, total,
-                          recvbuff, bytes)};
+    return with(premul, make_call(e, Coll::kReduceScatter, datatype, run, 0, recvcount, sendbuff,
+                                  total, recvbuff, bytes));
   });
 }
 
@@ -243,7 +259,7 @@ sclResult_t sclSend(const void* sendbuff, size_t count, sclDataType_t datatype, 
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(check_buffer("sendbuff", sendbuff, bytes, datatype));
     const LocalBuffer send{static_cast<const char*>(sendbuff), e.kind(sendbuff, bytes)};
-    return Work{P2POp{true, peer, send, nullptr, count, datatype}};
+    return Work{P2POp{true, peer, nullptr, send, nullptr, count, datatype}};
   });
 }
 
@@ -254,8 +270,42 @@ sclResult_t sclRecv(void* recvbuff, size_t count, sclDataType_t datatype, int pe
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
-    return Work{P2POp{false, peer, LocalBuffer{}, static_cast<char*>(recvbuff), count, datatype}};
+    return Work{
+        P2POp{false, peer, nullptr, LocalBuffer{}, static_cast<char*>(recvbuff), count, datatype}};
   });
+}
+
+sclResult_t sclRecvAny(void* recvbuff, size_t count, sclDataType_t datatype, int* source,
+                       sclComm_t comm, sclStream_t stream) {
+  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+    if (!source) return Errorf(sclInvalidArgument, "source: NULL pointer");
+    if (e.comm->spans_hosts()) {
+      return Errorf(sclInvalidUsage,
+                    "sclRecvAny: a receive from any source works among the ranks of one host; "
+                    "this communicator spans hosts");
+    }
+    size_t bytes;
+    SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
+    SCL_TRY(check_buffer("recvbuff", recvbuff, bytes, datatype));
+    P2POp op{false, kAnySource, source, LocalBuffer{}, static_cast<char*>(recvbuff),
+             count, datatype};
+    return Work{op};
+  });
+}
+
+sclResult_t sclRedOpCreatePreMulSum(sclRedOp_t* op, void* scalar, sclDataType_t datatype,
+                                    sclScalarResidence_t residence, sclComm_t comm) {
+  if (auto r = refused_in_child()) return *r;
+  Communicator* c = find_comm(comm);
+  if (!c) return report(nullptr, not_live(comm));
+  return report(c, create_premul(c, scalar, datatype, residence, op));
+}
+
+sclResult_t sclRedOpDestroy(sclRedOp_t op, sclComm_t comm) {
+  if (auto r = refused_in_child()) return *r;
+  Communicator* c = find_comm(comm);
+  if (!c) return report(nullptr, not_live(comm));
+  return report(c, destroy_premul(c, op));
 }
 
 sclResult_t sclBarrier(sclComm_t comm, sclStream_t stream) {

@@ -1,9 +1,13 @@
 // C entry points: version, errors and communicator life cycle.
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "api/handles.h"
+#include "api/nonblocking.h"
+#include "api/premul_ops.h"
 #include "bootstrap/launcher_env.h"
 #include "bootstrap/root.h"
 #include "comm/communicator.h"
@@ -12,6 +16,31 @@ using namespace stratacl;
 using stratacl::api::report;
 
 namespace {
+
+// A caller's configuration, kept for a background init or split (the caller's struct may be gone
+// by the time it runs).
+class ConfigCopy {
+ public:
+  explicit ConfigCopy(const sclConfig_t* c) : given_(c != nullptr) {
+    if (!c) return;
+    std::memcpy(&config_, c, std::min(c->size, sizeof(config_)));  // resolved already: size is sane
+    if (c->commName) name_ = c->commName;
+    config_.commName = c->commName ? name_.c_str() : nullptr;
+    config_.netName = nullptr;
+  }
+  ConfigCopy(const ConfigCopy& o) : ConfigCopy(o.get()) {}
+  ConfigCopy& operator=(const ConfigCopy&) = delete;
+  const sclConfig_t* get() const { return given_ ? &config_ : nullptr; }
+
+ private:
+  bool given_;
+  sclConfig_t config_ = SCL_CONFIG_INITIALIZER;
+  std::string name_;
+};
+
+bool non_blocking(const sclConfig_t* config) {
+  return config && config->blocking != SCL_CONFIG_UNDEF_INT && config->blocking == 0;
+}
 
 sclResult_t init(sclComm_t* out, const InitRequest& req) {
   if (auto r = api::refused_in_child()) return *r;
@@ -23,15 +52,25 @@ sclResult_t init(sclComm_t* out, const InitRequest& req) {
     return report(nullptr, Errorf(sclInvalidArgument, "rank: %d is out of range [0, %d)", req.rank,
                                   req.nranks));
   }
+  if (non_blocking(req.config)) {
+    // The configuration's own errors come back now; the rest from sclCommGetAsyncError.
+    if (Result<CommConfig> cfg = resolve_comm_config(req.config); !cfg.ok())
+      return report(nullptr, cfg.status());
+    *out = api::nonblocking::start([req, kept = ConfigCopy(req.config)](sclComm_t key) {
+      InitRequest r = req;
+      r.config = kept.get();
+      Result<std::shared_ptr<Communicator>> c = Communicator::create(r);
+      if (!c.ok()) return c.status();
+      api::register_comm(std::move(*c), key);
+      return Status::Ok();
+    });
+    return sclInProgress;
+  }
   Result<std::shared_ptr<Communicator>> c = Communicator::create(req);
   if (!c.ok()) return report(nullptr, c.status());
   *out = c->get();
   api::register_comm(std::move(*c));
   return sclSuccess;
-}
-
-Status not_live(sclComm_t comm) {
-  return Errorf(sclInvalidArgument, "comm: %p is NULL or not a live communicator", (void*)comm);
 }
 
 // The preamble of the life-cycle entry points: not a forked child, a live communicator.
@@ -41,19 +80,29 @@ Communicator* lookup(sclComm_t comm, sclResult_t* refused) {
     return nullptr;
   }
   Communicator* c = api::find_comm(comm);
-  if (!c) *refused = report(nullptr, not_live(comm));
+  if (!c) *refused = report(nullptr, api::not_live(comm));
   return c;
 }
 
-// Destroy and abort: the handle goes first, so no new call can find the communicator.
+// Destroy and abort: the handle goes first, so no new call can find the communicator. A
+// non-blocking handle's queue drains first (after an abort, its calls fail at once).
 sclResult_t end(sclComm_t comm, bool abort) {
-  sclResult_t refused;
-  Communicator* c = lookup(comm, &refused);
-  if (!c) return refused;
-  std::shared_ptr<Communicator> held = api::unregister_comm(c);
-  if (!held) return report(nullptr, not_live(comm));  // another thread ended it first
+  if (auto r = api::refused_in_child()) return *r;
+  if (abort) {
+    if (Communicator* c = api::find_comm(comm)) c->abort();
+  }
+  std::shared_ptr<Communicator> held;
+  if (std::optional<std::shared_ptr<Communicator>> nb = api::nonblocking::release(comm)) {
+    held = std::move(*nb);
+    if (!held) return sclSuccess;  // its init or split failed: nothing else to free
+  } else {
+    Communicator* c = api::find_comm(comm);
+    held = c ? api::unregister_comm(c) : nullptr;
+    if (!held) return report(nullptr, api::not_live(comm));  // or another thread ended it first
+  }
   if (abort) held->abort();
   held->destroy();
+  api::forget_ops(held.get());
   return sclSuccess;
 }
 
@@ -130,6 +179,27 @@ sclResult_t sclCommInitRank(sclComm_t* comm, int nranks, sclUniqueId commId, int
   return sclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
 }
 
+sclResult_t sclCommInitAll(sclComm_t* comm, int ndev, const int* devlist) {
+  if (auto r = api::refused_in_child()) return *r;
+  if (!comm) return report(nullptr, Errorf(sclInvalidArgument, "comm: NULL output array"));
+  if (ndev < 1) return report(nullptr, Errorf(sclInvalidArgument, "ndev: %d must be >= 1", ndev));
+  if (ndev > 1) {
+    return report(nullptr,
+                  Errorf(sclInvalidUsage,
+                         "ndev: %d ranks in one process; a StrataCL process holds one rank (its "
+                         "heap, liveness and fork guard are the rank's): start one process per "
+                         "rank (stratarun -n %d) and use sclCommInitRank",
+                         ndev, ndev));
+  }
+  if (devlist && devlist[0] != 0) {
+    return report(nullptr, Errorf(sclInvalidArgument,
+                                  "devlist[0]: %d (a CPU rank has one device, 0)", devlist[0]));
+  }
+  sclUniqueId id;
+  if (const sclResult_t r = sclGetUniqueId(&id); r != sclSuccess) return r;
+  return sclCommInitRank(comm, 1, id, 0);
+}
+
 sclResult_t sclCommInitFromEnv(sclComm_t* comm) {
   if (auto r = api::refused_in_child()) return *r;
   Result<bootstrap::LaunchEnv> env = bootstrap::next_env_launch();
@@ -153,6 +223,31 @@ sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
   if (color < 0 && color != SCL_SPLIT_NOCOLOR) {
     return report(c,
                   Errorf(sclInvalidArgument, "color: %d (use >= 0 or SCL_SPLIT_NOCOLOR)", color));
+  }
+  const bool nb = config ? non_blocking(config) : !c->config().blocking;
+  if (nb && color != SCL_SPLIT_NOCOLOR) {
+    if (config) {
+      if (Result<CommConfig> cfg = resolve_comm_config(config); !cfg.ok())
+        return report(c, cfg.status());
+    }
+    *newcomm = api::nonblocking::start([parent = api::share(c), ticket = c->issue(), color, key,
+                                        kept = ConfigCopy(config)](sclComm_t handle) {
+      Result<std::shared_ptr<Communicator>> child = parent->split(ticket, color, key, kept.get());
+      if (!child.ok()) return child.status();
+      api::register_comm(std::move(*child), handle);
+      return Status::Ok();
+    });
+    return sclInProgress;
+  }
+  // Without a colour there is no handle to poll: the split blocks (a NULL *newcomm is its whole
+  // result), unless the parent is non-blocking, whose queue takes it.
+  if (Stream* queue = api::nonblocking::queue(comm); nb && queue) {
+    queue->enqueue([parent = api::share(c), ticket = c->issue(), key]() {
+      Result<std::shared_ptr<Communicator>> child = parent->split(ticket, -1, key, nullptr);
+      if (!child.ok()) parent->errors().set_async(child.status());
+      return child.status();
+    });
+    return sclInProgress;
   }
   Result<std::shared_ptr<Communicator>> child = c->split(c->issue(), color, key, config);
   if (!child.ok()) return report(c, child.status());
@@ -224,15 +319,35 @@ sclResult_t sclCommShrink(sclComm_t comm, int* excludeRanksList, int excludeRank
   return sclSuccess;
 }
 
+sclResult_t sclCommFinalize(sclComm_t comm) {
+  sclResult_t refused;
+  Communicator* c = lookup(comm, &refused);
+  if (!c) return refused;
+  if (Stream* queue = api::nonblocking::queue(comm)) {
+    queue->enqueue([held = api::share(c), ticket = c->issue()] {
+      Status s = held->finalize(ticket);
+      if (!s.ok()) held->errors().set_async(s);
+      return s;
+    });
+    return sclInProgress;
+  }
+  return report(c, c->finalize(c->issue()));
+}
+
 sclResult_t sclCommDestroy(sclComm_t comm) { return end(comm, false); }
 
 sclResult_t sclCommAbort(sclComm_t comm) { return end(comm, true); }
 
 sclResult_t sclCommGetAsyncError(sclComm_t comm, sclResult_t* asyncError) {
+  if (auto r = api::refused_in_child()) return *r;
+  if (!asyncError) return report(nullptr, Errorf(sclInvalidArgument, "asyncError: NULL pointer"));
+  if (std::optional<sclResult_t> s = api::nonblocking::state(comm)) {
+    *asyncError = *s;
+    return sclSuccess;
+  }
   sclResult_t refused;
   Communicator* c = lookup(comm, &refused);
   if (!c) return refused;
-  if (!asyncError) return report(c, Errorf(sclInvalidArgument, "asyncError: NULL pointer"));
   *asyncError = c->errors().async();
   return sclSuccess;
 }

@@ -134,7 +134,7 @@ extern "C" {
 sclResult_t sclMoeCreate(sclComm_t comm, const sclMoeConfig_t* config, sclMoe_t* moe) {
   if (auto r = refused_in_child()) return *r;
   Communicator* c = find_comm(comm);
-  if (!c) return report(nullptr, not_live("comm", comm));
+  if (!c) return report(nullptr, api::not_live(comm));
   if (!moe) return report(c, Errorf(sclInvalidArgument, "moe: NULL output pointer"));
   *moe = nullptr;
   Result<moe::Plan> plan = moe::Plan::make(config, c->nranks(), c->rank());

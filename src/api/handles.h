@@ -12,14 +12,21 @@
 
 namespace stratacl::api {
 
-void register_comm(std::shared_ptr<Communicator> c);
+// A communicator's handle is the Communicator itself, or, for a non-blocking init or split
+// (api/nonblocking.h), a key handed out before the communicator exists and bound to it after.
+void register_comm(std::shared_ptr<Communicator> c, sclComm_t key = nullptr);
 // Removes the handle (later lookups fail) and returns the registry's reference.
 std::shared_ptr<Communicator> unregister_comm(Communicator* c);
 // The communicator behind a handle, or nullptr when it is not live. The pointer stays valid at
 // least until this thread's next lookup: a thread-local reference holds the object.
 Communicator* find_comm(sclComm_t c);
+// The handle of a live communicator (nullptr when none).
+sclComm_t handle_of(const Communicator* c);
 // A reference that may outlive the calling entry point (a queued stream call).
 std::shared_ptr<Communicator> share(Communicator* c);
+// Why `comm` is not a live communicator, for entry points that found none: a NULL or stale
+// handle, or a non-blocking init that is still running or failed.
+Status not_live(sclComm_t comm);
 
 void register_stream(Stream* s);
 void unregister_stream(Stream* s);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "api/handles.h"
+#include "api/nonblocking.h"
 
 namespace stratacl::api {
 namespace {
@@ -49,6 +50,7 @@ struct Part {
 
 struct GroupState {
   int depth = 0;
+  bool queued_nonblocking = false;  // a call went to a non-blocking communicator's queue
   std::vector<Part> parts;
   Part& part(Communicator* c, sclStream_t s) {
     for (Part& p : parts) {
@@ -136,6 +138,20 @@ sclResult_t dispatch(std::vector<Part> parts) {
   return first;
 }
 
+// A non-blocking communicator's calls on the NULL stream go to its queue (api/nonblocking.h).
+sclStream_t effective(Communicator* c, sclStream_t stream, bool* queued) {
+  *queued = false;
+  if (stream || c->config().blocking) return stream;
+  Stream* q = nonblocking::queue(handle_of(c));
+  *queued = q != nullptr;
+  return q ? q : stream;
+}
+
+// sclSuccess from a call that went to a queue is sclInProgress to the caller.
+sclResult_t queued_result(sclResult_t r, bool queued) {
+  return (r == sclSuccess && queued) ? sclInProgress : r;
+}
+
 }  // namespace
 
 OwnedCall::OwnedCall(const Call& c, int nranks) : call(c) {
@@ -149,7 +165,10 @@ OwnedCall::OwnedCall(const Call& c, int nranks) : call(c) {
 }
 
 sclResult_t submit(Communicator* c, sclStream_t stream, const Call& call) {
+  bool queued;
+  stream = effective(c, stream, &queued);
   if (t_group.depth > 0) {
+    t_group.queued_nonblocking |= queued;
     t_group.part(c, stream).calls.emplace_back(call, c->nranks());
     return sclSuccess;
   }
@@ -158,18 +177,26 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const Call& call) {
   p.calls.emplace_back(call, c->nranks());
   std::vector<Part> parts;
   parts.push_back(std::move(p));
-  return dispatch(std::move(parts));
+  return queued_result(dispatch(std::move(parts)), queued);
 }
 
 sclResult_t submit(Communicator* c, sclStream_t stream, const P2POp& op) {
+  if (op.peer == kAnySource && t_group.depth > 0) {
+    return report(c, Errorf(sclInvalidUsage,
+                            "sclRecvAny: a receive from any source cannot be grouped (between "
+                            "sclGroupStart and sclGroupEnd)"));
+  }
+  bool queued;
+  stream = effective(c, stream, &queued);
   if (t_group.depth > 0) {
+    t_group.queued_nonblocking |= queued;
     t_group.part(c, stream).p2p.push_back(op);
     return sclSuccess;
   }
   Part p{share(c), stream, {}, {op}, {}, {}};
   std::vector<Part> parts;
   parts.push_back(std::move(p));
-  return dispatch(std::move(parts));
+  return queued_result(dispatch(std::move(parts)), queued);
 }
 
 sclResult_t submit(Communicator* c, sclStream_t stream, const moe::Call& call) {
@@ -179,11 +206,13 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const moe::Call& call) {
                             "sclGroupEnd)",
                             moe::call_name(call.kind)));
   }
+  bool queued;
+  stream = effective(c, stream, &queued);
   if (!stream) return report(c, c->run_moe(c->issue(), call));
   Part p{share(c), stream, {}, {}, call, {}};
   std::vector<Part> parts;
   parts.push_back(std::move(p));
-  return dispatch(std::move(parts));
+  return queued_result(dispatch(std::move(parts)), queued);
 }
 
 sclResult_t group_start() {
@@ -198,7 +227,9 @@ sclResult_t group_end() {
   if (--t_group.depth > 0) return sclSuccess;
   std::vector<Part> parts = std::move(t_group.parts);  // in the order they were first used
   t_group.parts.clear();
-  return dispatch(std::move(parts));
+  const bool queued = t_group.queued_nonblocking;
+  t_group.queued_nonblocking = false;
+  return queued_result(dispatch(std::move(parts)), queued);
 }
 
 }  // namespace stratacl::api

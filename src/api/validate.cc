@@ -25,14 +25,6 @@ Status check_dtype(const sclDataType_t& t) {
   return Status::Ok();
 }
 
-Status check_op(const sclRedOp_t& op) {
-  const int v = raw_value(op);
-  if (v < 0 || v >= sclNumOps) {
-    return Errorf(sclInvalidArgument, "op: %d is not a valid sclRedOp_t", v);
-  }
-  return Status::Ok();
-}
-
 Status check_rank(const char* arg, int r, int nranks) {
   if (r < 0 || r >= nranks) {
     return Errorf(sclInvalidArgument, "%s: %d is out of range [0, %d)", arg, r, nranks);

@@ -12,7 +12,6 @@ namespace stratacl::api {
 // Enums arrive from C as any int: they are read through their bytes, never loaded as an enum
 // value outside its range (which would be undefined behaviour in C++).
 Status check_dtype(const sclDataType_t& t);
-Status check_op(const sclRedOp_t& op);
 Status check_rank(const char* arg, int r, int nranks);
 // count * elements-per-count * element size, failing on overflow.
 Status byte_size(const char* arg, size_t count, size_t multiplier, sclDataType_t t, size_t* bytes);

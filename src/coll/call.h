@@ -29,6 +29,15 @@ enum class Coll : uint32_t {
 };
 const char* coll_name(Coll c);
 
+// The scalar of a PreMulSum operator (sclRedOpCreatePreMulSum): the call reduces with sclSum,
+// then its result is multiplied by the scalar, a value of the call's dtype, taken from `value`
+// (host-immediate) or read from `at` when the call runs.
+struct PreMul {
+  bool on = false;
+  uint64_t value = 0;
+  const void* at = nullptr;
+};
+
 struct Call {
   Coll coll = Coll::kBarrier;
   sclDataType_t dtype = sclUint8;
@@ -43,6 +52,10 @@ struct Call {
   const size_t* sdispls = nullptr;
   const size_t* recvcounts = nullptr;
   const size_t* rdispls = nullptr;
+  PreMul premul;  // allreduce, reduce and reduce-scatter
 };
+
+// Multiplies what `rank` received from a PreMulSum call by its scalar (nothing otherwise).
+void apply_premul(const Call& call, int rank);
 
 }  // namespace stratacl

@@ -22,6 +22,7 @@ struct Blocker {
 // acknowledged (the receiver copied it); a receive is done once it copied and acknowledged.
 struct Pending {
   const P2POp* op = nullptr;
+  int peer = 0;    // op->peer, or for a receive from any source the rank it matched (else -1)
   uint32_t k = 0;  // the op's 1-based number on its channel (sends to, or receives from, a peer)
   bool posted = false;
   bool done = false;
@@ -31,11 +32,13 @@ struct Pending {
 class Batch {
  public:
   Batch(CollContext& c, P2PState& st, std::span<const P2POp> ops)
-      : c_(c), finished_sends_(st.posted), next_recv_(st.received) {
+      : c_(c), st_(st), finished_sends_(st.posted), next_recv_(st.received) {
     for (const P2POp& op : ops) {
       Pending p;
       p.op = &op;
-      p.k = op.is_send ? ++st.posted[size_t(op.peer)] : ++st.received[size_t(op.peer)];
+      p.peer = op.peer;
+      if (op.peer != kAnySource)
+        p.k = op.is_send ? ++st.posted[size_t(op.peer)] : ++st.received[size_t(op.peer)];
       pending_.push_back(std::move(p));
     }
     for (uint32_t& r : next_recv_) ++r;
@@ -48,6 +51,9 @@ class Batch {
   Result<bool> try_post(Pending& s);
   bool try_finish_send(Pending& s);
   Result<bool> try_receive(Pending& r);
+  // A receive from any source: the first rank, in turn from the lowest, with a send to us not
+  // yet received. False (and a blocker) when there is none yet.
+  bool match_any_source(Pending& r);
 
   const P2PAck& ack_of(int peer) const { return c_.regions.p2p_ack.in(c_.cb(peer))[c_.rank]; }
   const P2PChannel& channel_from(int peer) const {
@@ -64,7 +70,9 @@ class Batch {
   }
 
   CollContext& c_;
+  P2PState& st_;
   std::vector<Pending> pending_;
+  int any_wait_ = 0;  // the rank whose channel an unmatched any-source receive sleeps on next
   // Per peer: sends whose acknowledgement we have read (in order), and the number of the next
   // receive we may complete (receives from one peer complete in order: the ack is a count).
   std::vector<uint32_t> finished_sends_, next_recv_;
@@ -112,13 +120,29 @@ bool Batch::try_finish_send(Pending& s) {
   return true;
 }
 
+bool Batch::match_any_source(Pending& r) {
+  for (int p = 0; p < c_.nranks; ++p) {
+    if (seq_reached(channel_from(p).posted.value.load(std::memory_order_acquire),
+                    next_recv_[size_t(p)])) {
+      r.peer = p;
+      r.k = ++st_.received[size_t(p)];
+      return true;
+    }
+  }
+  // Sleep on one channel for a poll slice, a different one each time round.
+  const int p = any_wait_++ % c_.nranks;
+  block_on(p, channel_from(p).posted, next_recv_[size_t(p)]);
+  return false;
+}
+
 Result<bool> Batch::try_receive(Pending& r) {
+  if (r.peer == kAnySource && !match_any_source(r)) return false;
   const P2POp& op = *r.op;
-  const size_t peer = size_t(op.peer);
-  const P2PChannel& ch = channel_from(op.peer);
+  const size_t peer = size_t(r.peer);
+  const P2PChannel& ch = channel_from(r.peer);
   if (next_recv_[peer] != r.k ||
       !seq_reached(ch.posted.value.load(std::memory_order_acquire), r.k)) {
-    block_on(op.peer, ch.posted, r.k);
+    block_on(r.peer, ch.posted, r.k);
     return false;
   }
   const P2PSlot slot = ch.slots[(r.k - 1) % kP2PSlots];  // a snapshot: the sender may not change it
@@ -128,11 +152,12 @@ Result<bool> Batch::try_receive(Pending& r) {
     s = Errorf(sclInvalidUsage,
                "recv #%u from rank %d: rank %d sends %llu elements of dtype %d, rank %d expects "
                "%zu of dtype %d",
-               r.k, op.peer, op.peer, (unsigned long long)slot.count, slot.dtype, c_.rank, op.count,
+               r.k, r.peer, r.peer, (unsigned long long)slot.count, slot.dtype, c_.rank, op.count,
                int(op.dtype));
   } else {
-    SCL_TRY(c_.read_block(op.peer, slot.ref, 0, 0, bytes, op.recv));
+    SCL_TRY(c_.read_block(r.peer, slot.ref, 0, 0, bytes, op.recv));
   }
+  if (op.source) *op.source = r.peer;
   P2PAck& mine = c_.regions.p2p_ack.in(c_.me())[peer];
   mine.status[(r.k - 1) % kP2PSlots].store(s.code(), std::memory_order_relaxed);
   c_.signal(mine.acked, r.k);  // seq_cst: orders the status before the count

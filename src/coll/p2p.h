@@ -34,9 +34,13 @@ struct P2PAck {
   std::atomic<int32_t> status[kP2PSlots];
 };
 
+// The peer of a receive from whichever rank's send comes first (sclRecvAny).
+constexpr int kAnySource = -1;
+
 struct P2POp {
   bool is_send = true;
-  int peer = 0;
+  int peer = 0;  // kAnySource: any rank, whose number then goes to *source
+  int* source = nullptr;
   LocalBuffer send;
   char* recv = nullptr;
   size_t count = 0;
@@ -50,7 +54,9 @@ struct P2PState {
 };
 
 // Runs a batch (a group, or one op) and never deadlocks on ordering inside the batch: it makes
-// progress on whichever send, receive or acknowledgement is ready.
+// progress on whichever send, receive or acknowledgement is ready. A receive from kAnySource
+// takes the first send to us not yet received, looking at the ranks in turn (the lowest first
+// when several are ready); it must be the batch's only receive.
 Status run_p2p(CollContext& c, P2PState& st, std::span<const P2POp> ops);
 
 }  // namespace stratacl

@@ -9,8 +9,11 @@
 namespace stratacl {
 
 Status Communicator::usable(int waiting_on) const {
-  if (destroyed_.load(std::memory_order_acquire))
-    return Errorf(sclInvalidUsage, "the communicator was destroyed");
+  if (destroyed_.load(std::memory_order_acquire)) {
+    return Errorf(sclInvalidUsage, finalized_.load(std::memory_order_acquire)
+                                       ? "the communicator was finalized or destroyed"
+                                       : "the communicator was destroyed");
+  }
   SCL_TRY(membership_.revoked());
   return heartbeat_ ? heartbeat_->check(waiting_on) : Status::Ok();
 }
@@ -43,9 +46,15 @@ Status Communicator::finish_call(Status s) {
 
 Status Communicator::run(uint32_t ticket, const Call& call) {
   return in_turn(ticket, coll_name(call.coll), [&] {
-    if (!rail_) return run_collective(ctx_, call);
-    hier::Context hc = across_hosts();
-    return hier::run(hc, call);
+    Status s;
+    if (!rail_) {
+      s = run_collective(ctx_, call);
+    } else {
+      hier::Context hc = across_hosts();
+      s = hier::run(hc, call);
+    }
+    if (s.ok()) apply_premul(call, rank());
+    return s;
   });
 }
 
@@ -86,19 +95,19 @@ void Communicator::abort() {
   if (heartbeat_) heartbeat_->fail(net::Heartbeat::State::kAborted, world_rank_);
 }
 
-void Communicator::destroy() {
-  // Everything issued before destroy runs first, queued stream work included (after an abort, it
+Status Communicator::finalize(uint32_t ticket) {
+  // Everything issued before it runs first, queued stream work included (after an abort, it
   // fails at once). Twice the timeout: an earlier call may start its own deadline late.
-  const uint32_t ticket = order_.take();
   Status s = order_.enter(ticket, 2 * cfg_.timeout_ms.value, [] { return Status::Ok(); });
+  finalized_.store(true, std::memory_order_release);
   destroyed_.store(true, std::memory_order_release);
   if (!s.ok()) {
     // An earlier call still runs on our blocks: leave them all to it, leaked.
     revoke(s);
-    return;
+    return s;
   }
   Turn turn(order_);
-  if (ctx_.nranks == 0) return;
+  if (ctx_.nranks == 0) return Status::Ok();
   // Ranks a shrink left out may be alive (excluded, not dead) but will never depart.
   std::vector<bool> left_out(size_t(ctx_.nranks), false);
   for (int p = 0; p < ctx_.nranks && shrunk_away_.size() > 0; ++p) {
@@ -117,6 +126,12 @@ void Communicator::destroy() {
   release_shared_memory();
   maps_.clear();  // peers' heaps: unmapped once no other communicator needs them
   live_ = Liveness();
+  return Status::Ok();
+}
+
+void Communicator::destroy() {
+  if (finalized_.load(std::memory_order_acquire)) return;
+  (void)finalize(order_.take());
 }
 
 Status Communicator::set_step_for_testing(uint32_t seq) {

@@ -90,9 +90,13 @@ class Communicator : public sclComm {
   // sclCommRevoke: every rank's pending and later calls fail; destroy and shrink still work.
   void revoke_by_user();
 
-  // Waits until every call issued before it is through, then leaves after a departure barrier
-  // with the peers (bounded by the timeout), so no peer can still be reading our blocks when
-  // their memory is reused. Later calls fail: the communicator is destroyed.
+  // sclCommFinalize, in its ticket's turn: waits until every call issued before it is through,
+  // then leaves after a departure barrier with the peers (bounded by the timeout), so no peer can
+  // still be reading our blocks when their memory is reused, and releases them. Later calls
+  // fail. A peer that never comes is waited for until the timeout, then left behind (our blocks
+  // stay allocated for it); the error is an earlier call that never finished.
+  Status finalize(uint32_t ticket);
+  // Finalizes, unless that was done; what is left goes with the object, locally.
   void destroy();
   // Revokes the communicator: every rank's pending and later calls fail with sclRemoteError.
   // Any thread, any time: a blocked call returns within milliseconds. Not async-signal-safe.
@@ -210,6 +214,7 @@ class Communicator : public sclComm {
   bool published_ = false;  // peers know where our blocks are: free them only after departing
   bool departed_ = false;   // a departure barrier completed: no peer reads our blocks any more
   std::atomic<bool> destroyed_{false};
+  std::atomic<bool> finalized_{false};  // finalize() ran (sclCommFinalize, or destroy's own)
 };
 
 template <typename Work>

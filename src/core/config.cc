@@ -297,15 +297,41 @@ Status check_environment() {
   return Status::Ok();
 }
 
+namespace {
+
+// NCCL's fields that mean nothing on CPU ranks (sclConfig_t version 2): unset, or a value NCCL
+// would accept.
+Status check_ignored_fields(const sclConfig_t& user) {
+  if (user.version < 2 || user.size < sizeof(sclConfig_t)) return Status::Ok();
+  const struct {
+    const char* name;
+    int value;
+  } fields[] = {{"splitShare", user.splitShare},     {"cgaClusterSize", user.cgaClusterSize},
+                {"minCTAs", user.minCTAs},           {"maxCTAs", user.maxCTAs},
+                {"trafficClass", user.trafficClass}, {"collnetEnable", user.collnetEnable},
+                {"CTAPolicy", user.CTAPolicy},       {"shrinkShare", user.shrinkShare},
+                {"nvlsCTAs", user.nvlsCTAs}};
+  for (const auto& f : fields) {
+    if (f.value != SCL_CONFIG_UNDEF_INT && f.value < 0)
+      return Errorf(sclInvalidArgument, "config: %s = %d must be >= 0", f.name, f.value);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<CommConfig> resolve_comm_config(const sclConfig_t* user) {
   if (user) {
-    if (user->magic != SCL_CONFIG_MAGIC || user->size < offsetof(sclConfig_t, commName) ||
+    if (user->magic != SCL_CONFIG_MAGIC || user->size < offsetof(sclConfig_t, netName) ||
         user->version == 0 || user->version > SCL_CONFIG_VERSION) {
       return Errorf(sclInvalidArgument,
                     "config: not initialised with SCL_CONFIG_INITIALIZER (size %zu, magic 0x%x, "
                     "version %u)",
                     user->size, user->magic, user->version);
     }
+    if (user->blocking != SCL_CONFIG_UNDEF_INT && user->blocking != 0 && user->blocking != 1)
+      return Errorf(sclInvalidArgument, "config: blocking = %d (use 0 or 1)", user->blocking);
+    SCL_TRY(check_ignored_fields(*user));
   }
   CommConfig c;
   auto pick = [&](Var v, long long field, long long undef, Setting* out) -> Status {
@@ -329,6 +355,7 @@ Result<CommConfig> resolve_comm_config(const sclConfig_t* user) {
       pick(Var::kCopyEngines, user ? user->copyEngines : 0, SCL_CONFIG_UNDEF_INT, &c.copy_engines));
   SCL_TRY(pick(Var::kStagingBytes, user ? user->stagingBytes : 0, -1, &c.staging_bytes));
   c.name = (user && user->commName) ? user->commName : "";
+  c.blocking = !user || user->blocking != 0;
   return c;
 }
 

@@ -83,6 +83,7 @@ Result<Setting> parse_setting(const VarSpec& s, const char* text);
 struct CommConfig {
   Setting timeout_ms, threads, copy_engines, staging_bytes;
   std::string name;
+  bool blocking = true;  // sclConfig_t.blocking (NCCL's non-blocking mode when false)
 };
 Result<CommConfig> resolve_comm_config(const sclConfig_t* user);
 

@@ -65,6 +65,11 @@ void weighted_sum_n(void* dst, const void* const* srcs, const float* weights, in
 void weighted_sum_n_isa(Isa isa, void* dst, const void* const* srcs, const float* weights, int nsrc,
                         size_t count, sclDataType_t dt);
 
+// buf[i] *= *scalar (a value of dt), in place: integers wrap, float64 in float64, the other
+// floating types as weighted_sum_n of one input with the scalar widened to float32. The last
+// step of a PreMulSum reduction (sclRedOpCreatePreMulSum).
+void scale(void* buf, size_t count, sclDataType_t dt, const void* scalar);
+
 // Bytes per element; 0 for an invalid type.
 size_t dtype_size(sclDataType_t dt);
 // "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64",

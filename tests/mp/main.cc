@@ -1,7 +1,7 @@
 // mp_tests: multi-rank correctness tests. Run every rank under a launcher:
 //   stratarun -n N mp_tests <case> [args]
 // Cases: collectives [--thin], large, determinism, comms [--churn-only], streams,
-// loop [iterations], p2p, mixed, order, step_wrap, moe, hosts.
+// loop [iterations], p2p, mixed, order, step_wrap, moe, hosts, nccl_api.
 #include <cstdio>
 #include <cstring>
 
@@ -32,6 +32,8 @@ const Case kCases[] = {
     {"step_wrap", mp::run_step_wrap, "eager steps where step numbers wrap around"},
     {"hosts", mp::run_hosts, "collectives across hosts (stratarun --netns)"},
     {"moe", mp::run_moe, "MoE dispatch and combine against the alltoallv reference"},
+    {"nccl_api", mp::run_nccl_api,
+     "PreMulSum, sclBcast, windows, sclRecvAny, non-blocking mode, finalize, sclCommInitAll"},
 };
 
 void usage() {

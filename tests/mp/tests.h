@@ -17,5 +17,6 @@ int run_order(int argc, char** argv);
 int run_step_wrap(int argc, char** argv);
 int run_moe(int argc, char** argv);
 int run_hosts(int argc, char** argv);  // under stratarun --netns
+int run_nccl_api(int argc, char** argv);
 
 }  // namespace mp
