@@ -21,7 +21,7 @@ if ! python3 "$(dirname "$0")/cma_allowed.py"; then
 fi
 for mode in $modes; do
   "$sr" -n 2 --timeout 300 "$bench" allreduce,allgather,alltoall,broadcast,reducescatter \
-    -b 1K -e 4M -f 8 -n 2 -w 1 -R 2 --mode "$mode" --csv "$dir/$mode.csv" --json "$dir/$mode.json" \
+    -b 1K -e 4M -f 8 -n 2 -w 1 --repeats 2 --mode "$mode" --csv "$dir/$mode.csv" --json "$dir/$mode.json" \
     >"$dir/$mode.out" 2>&1
   status=$?
   [ "$status" = 0 ] || { cat "$dir/$mode.out"; fail "mode $mode exited $status"; continue; }

@@ -48,9 +48,12 @@ class Bench {
   // page faults stay out of the timings. Throws LibraryError.
   Bench(const Options& options, sclComm_t comm, int nranks, int rank, int version);
 
-  // Measures every row of one collective (every type, op and size) into one table of
+  // Measures every row of one collective (every type, op and size, -N times) into one table of
   // `report`. Every rank calls it; throws LibraryError.
   void run(const Collective& collective, Report& report);
+
+  // The bytes of the send and recv buffers together.
+  size_t buffer_bytes() const { return 2 * buffer_size_; }
 
   // Zero unless the run registers its buffers (mode cma).
   const RegistrationCost& registration_cost() const { return registration_; }
@@ -61,12 +64,16 @@ class Bench {
                       bool in_place);
   void launch(const Collective& collective, const LaunchArgs& args);
   uint64_t sum_over_ranks(uint64_t local);
+  // Every rank's `values`, element by element, combined over the ranks as -a says; `average`
+  // kMax always for the per-iteration times (nccl-tests: the slowest process).
+  std::vector<double> over_ranks(const std::vector<double>& values, Average average);
   struct Percentiles {
     double median;
     double p99;
   };
-  // The slowest rank's time of each repeat, then the median and the p99 of those.
-  Percentiles slowest_percentiles(const std::vector<double>& local_us);
+  // The median and the p99 (nearest rank) of the repeats' times.
+  static Percentiles percentiles(std::vector<double> times);
+  IterationStats iteration_stats(const std::vector<double>& local_us);
 
   const Options& options_;
   sclComm_t comm_;
@@ -74,9 +81,11 @@ class Bench {
   int rank_;
   int version_;
   std::vector<size_t> sizes_;
+  size_t buffer_size_;
   Buffer send_;
   Buffer recv_;
   Buffer stats_;  // always library heap: the reductions of timings and wrong counts
+  size_t stats_slots_;
   RegistrationCost registration_;
 };
 

@@ -1,6 +1,9 @@
 #include "collectives.h"
 
 #include <array>
+#include <cstring>
+
+#include "datatypes.h"
 
 namespace stratacl::bench {
 namespace {
@@ -126,7 +129,40 @@ LaunchResult sendrecv_launch(const LaunchArgs& a) {
   return done(end, "sclGroupEnd");
 }
 
-constexpr std::array<Collective, 9> kCollectives = {{
+// hypercube (nccl-tests' hypercube_perf): an allgather by recursive doubling over sends and
+// receives, on power-of-two rank counts. The rank's own chunk is copied into place first; in
+// step k (mask = 2^k) each rank swaps with rank ^ mask the mask chunks it holds (those of its
+// aligned block of mask ranks) for the peer's, as one group. nccl-tests counts its algbw as
+// the bytes received, (n-1)/n of the output, per second, and its busbw as equal to it.
+double factor_received(int n) { return static_cast<double>(n - 1) / n; }
+LaunchResult hypercube_launch(const LaunchArgs& a) {
+  const Placement& p = a.placement;
+  const size_t chunk = share(p) * type_size(a.type);
+  char* out = static_cast<char*>(a.recv);
+  char* own = out + static_cast<size_t>(p.rank) * chunk;
+  if (own != a.send && chunk > 0) std::memcpy(own, a.send, chunk);
+  for (int mask = 1; mask < p.nranks; mask <<= 1) {
+    const int peer = p.rank ^ mask;
+    const int held = p.rank & ~(mask - 1);  // the first rank of the block this rank holds
+    const int wanted = held ^ mask;         // the first rank of the peer's block
+    if (sclResult_t r = sclGroupStart(); r != sclSuccess) return done(r, "sclGroupStart");
+    const size_t count = share(p) * static_cast<size_t>(mask);
+    sclResult_t send =
+        sclSend(out + static_cast<size_t>(held) * chunk, count, a.type, peer, a.comm, nullptr);
+    sclResult_t recv = sclSuccess;
+    if (send == sclSuccess) {
+      recv =
+          sclRecv(out + static_cast<size_t>(wanted) * chunk, count, a.type, peer, a.comm, nullptr);
+    }
+    sclResult_t end = sclGroupEnd();
+    if (send != sclSuccess) return done(send, "sclSend");
+    if (recv != sclSuccess) return done(recv, "sclRecv");
+    if (end != sclSuccess) return done(end, "sclGroupEnd");
+  }
+  return done(sclSuccess, "");
+}
+
+constexpr std::array<Collective, 10> kCollectives = {{
     {"allreduce", true, false, false, true, factor_allreduce, allreduce_geometry, allreduce_source,
      allreduce_launch},
     {"reducescatter", true, false, true, true, factor_split, reduce_scatter_geometry,
@@ -145,6 +181,8 @@ constexpr std::array<Collective, 9> kCollectives = {{
      scatter_launch},
     {"sendrecv", false, false, false, false, factor_one, sendrecv_geometry, sendrecv_source,
      sendrecv_launch},
+    {"hypercube", false, false, true, true, factor_one, allgather_geometry, allgather_source,
+     hypercube_launch, factor_received, 16, true},
 }};
 
 }  // namespace
@@ -160,8 +198,13 @@ const Collective* find_collective(std::string_view name) {
 
 size_t element_count(const Collective& collective, size_t bytes, size_t elem_size, int nranks) {
   size_t count = bytes / elem_size;
-  if (collective.splits) count -= count % static_cast<size_t>(nranks);
-  return count;
+  if (!collective.splits) return count;
+  size_t per_rank = count / static_cast<size_t>(nranks);
+  if (collective.chunk_align_bytes > elem_size) {
+    const size_t align = collective.chunk_align_bytes / elem_size;  // elements, a power of two
+    per_rank &= ~(align - 1);
+  }
+  return per_rank * static_cast<size_t>(nranks);
 }
 
 }  // namespace stratacl::bench

@@ -62,6 +62,11 @@ struct Collective {
   Geometry (*geometry)(const Placement& placement);
   Source (*source)(const Placement& placement, size_t output_index);
   LaunchResult (*launch)(const LaunchArgs& args);
+  // Where nccl-tests' algbw is not size / time (hypercube): algbw = size / time * alg_factor.
+  double (*alg_factor)(int nranks) = nullptr;  // nullptr: 1
+  // Each rank's chunk of a split buffer is a multiple of this many bytes (hypercube: 16).
+  size_t chunk_align_bytes = 0;
+  bool needs_power_of_two = false;  // runs only on 1, 2, 4, ... ranks (nccl-tests skips others)
 };
 
 // Every collective, in the order `all` runs them.
@@ -71,7 +76,8 @@ std::span<const Collective> all_collectives();
 const Collective* find_collective(std::string_view name);
 
 // The row's element count for a size in bytes, rounded down to a multiple of the rank count
-// when the collective splits its buffer (as nccl-tests does).
+// when the collective splits its buffer, and each rank's chunk down to the collective's chunk
+// alignment (as nccl-tests does).
 size_t element_count(const Collective& collective, size_t bytes, size_t elem_size, int nranks);
 
 }  // namespace stratacl::bench

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -13,43 +15,182 @@
 namespace stratacl::bench {
 namespace {
 
-constexpr size_t kDefaultBytes = size_t{32} << 20;  // nccl-tests' default for -b and -e
+constexpr size_t kDefaultBytes = size_t{32} << 20;     // nccl-tests' default for -b and -e
+constexpr size_t kDefaultStepBytes = size_t{1} << 20;  // nccl-tests' default for -i
+
+enum class Key {
+  // nccl-tests' options (src/common.cu), in its order.
+  kThreads,
+  kGpus,
+  kMinBytes,
+  kMaxBytes,
+  kStepBytes,
+  kStepFactor,
+  kIters,
+  kAggIters,
+  kWarmup,
+  kCycles,
+  kParallelInit,
+  kCheck,
+  kOp,
+  kDatatype,
+  kRoot,
+  kBlocking,
+  kStreamNull,
+  kTimeout,
+  kCudaGraph,
+  kCpuTime,
+  kTimestamps,
+  kOutputFile,
+  kAverage,
+  kRegister,
+  kCtaPolicy,
+  kDeviceImpl,
+  kDeviceCtas,
+  kMemoryReport,
+  kUnalign,
+  kPerIter,
+  kPerIterSkip,
+  kHelp,
+  // scl-bench's own (long names only, so that no later nccl-tests letter can clash).
+  kMem,
+  kMode,
+  kCsv,
+  kJson,
+  kRepeats,
+};
 
 struct Flag {
-  char short_name;  // for long-only options, only the internal key
+  Key key;
+  char short_name;  // 0: long name only
   std::string_view long_name;
-  bool long_only = false;
 };
 
-// Every option takes a value except -h; long names are those of nccl-tests where it has one.
+// Every option takes a value except -h.
 constexpr Flag kFlags[] = {
-    {'b', "minbytes"},  {'e', "maxbytes"},     {'i', "stepbytes"},  {'f', "stepfactor"},
-    {'n', "iters"},     {'w', "warmup_iters"}, {'c', "check"},      {'d', "datatype"},
-    {'o', "op"},        {'r', "root"},         {'R', "repeats"},    {'m', "mem", true},
-    {'C', "csv", true}, {'J', "json", true},   {'M', "mode", true}, {'h', "help"},
+    {Key::kThreads, 't', "nthreads"},
+    {Key::kGpus, 'g', "ngpus"},
+    {Key::kMinBytes, 'b', "minbytes"},
+    {Key::kMaxBytes, 'e', "maxbytes"},
+    {Key::kStepBytes, 'i', "stepbytes"},
+    {Key::kStepFactor, 'f', "stepfactor"},
+    {Key::kIters, 'n', "iters"},
+    {Key::kAggIters, 'm', "agg_iters"},
+    {Key::kWarmup, 'w', "warmup_iters"},
+    {Key::kCycles, 'N', "run_cycles"},
+    {Key::kParallelInit, 'p', "parallel_init"},
+    {Key::kCheck, 'c', "check"},
+    {Key::kOp, 'o', "op"},
+    {Key::kDatatype, 'd', "datatype"},
+    {Key::kRoot, 'r', "root"},
+    {Key::kBlocking, 'z', "blocking"},
+    {Key::kStreamNull, 'y', "stream_null"},
+    {Key::kTimeout, 'T', "timeout"},
+    {Key::kCudaGraph, 'G', "cudagraph"},
+    {Key::kCpuTime, 'C', "report_cputime"},
+    {Key::kTimestamps, 'S', "report_timestamps"},
+    {Key::kOutputFile, 'J', "output_file"},
+    {Key::kAverage, 'a', "average"},
+    {Key::kRegister, 'R', "local_register"},
+    {Key::kCtaPolicy, 'x', "cta_policy"},
+    {Key::kDeviceImpl, 'D', "device_implementation"},
+    {Key::kDeviceCtas, 'V', "device_cta_count"},
+    {Key::kMemoryReport, 'M', "memory"},
+    {Key::kUnalign, 'u', "unalign"},
+    {Key::kPerIter, 'I', "per_iter_timing"},
+    {Key::kPerIterSkip, 'K', "per_iter_skip"},
+    {Key::kHelp, 'h', "help"},
+    {Key::kMem, 0, "mem"},
+    {Key::kMode, 0, "mode"},
+    {Key::kCsv, 0, "csv"},
+    {Key::kJson, 0, "json"},
+    {Key::kRepeats, 0, "repeats"},
 };
 
-std::optional<char> look_up_long(std::string_view name) {
+// The nccl-tests options that have nothing to act on here, and why. They are accepted with any
+// value; the run says which ones it ignored.
+struct Ignored {
+  Key key;
+  std::string_view why;
+};
+
+constexpr Ignored kIgnored[] = {
+    {Key::kThreads, "one rank per process; start ranks with the launcher (stratarun -n)"},
+    {Key::kGpus, "one rank per process; start ranks with the launcher (stratarun -n)"},
+    {Key::kParallelInit, "each process initialises its one rank already"},
+    {Key::kStreamNull, "every call runs on the NULL stream already (and returns when done)"},
+    {Key::kCudaGraph, "no CUDA graphs on CPU ranks"},
+    {Key::kCpuTime, "the times are the host's clock already"},
+    {Key::kCtaPolicy, "no GPU thread blocks"},
+    {Key::kDeviceImpl, "no device-side implementation"},
+    {Key::kDeviceCtas, "no GPU thread blocks"},
+};
+
+const Ignored* ignored(Key key) {
+  for (const Ignored& entry : kIgnored) {
+    if (entry.key == key) return &entry;
+  }
+  return nullptr;
+}
+
+// An exact long name, or else the one long name it abbreviates (as getopt_long accepts).
+// nullopt with `ambiguous` set when several names start with it.
+std::optional<Key> look_up_long(std::string_view name, bool& ambiguous) {
+  ambiguous = false;
+  std::optional<Key> prefix_match;
+  int prefix_matches = 0;
   for (const Flag& flag : kFlags) {
-    if (flag.long_name == name) return flag.short_name;
+    if (flag.long_name == name) return flag.key;
+    if (!name.empty() && flag.long_name.starts_with(name)) {
+      prefix_match = flag.key;
+      ++prefix_matches;
+    }
+  }
+  if (prefix_matches == 1) return prefix_match;
+  ambiguous = prefix_matches > 1;
+  return std::nullopt;
+}
+
+std::optional<Key> look_up_short(char c) {
+  for (const Flag& flag : kFlags) {
+    if (flag.short_name != 0 && flag.short_name == c) return flag.key;
   }
   return std::nullopt;
 }
 
-bool is_short_flag(char c) {
-  for (const Flag& flag : kFlags) {
-    // --mem, --mode, --csv and --json have no short spelling; their letters are internal keys.
-    if (flag.short_name == c && !flag.long_only) return true;
-  }
-  return false;
-}
-
-// A decimal number with an optional K, M or G suffix (powers of 1024), not negative.
+// A number of bytes with an optional K, M or G suffix (powers of 1024), not negative. Fractions
+// are accepted as nccl-tests accepts them ("1.5M"), rounded down to whole bytes.
 std::optional<size_t> parse_size(std::string_view text) {
-  const std::string copy(text);  // scl_parse_byte_size reads a NUL-terminated string
+  const std::string copy(text);  // the parsers read NUL-terminated strings
   long long value = 0;
-  if (scl_parse_byte_size(copy.c_str(), &value) != 0 || value < 0) return std::nullopt;
-  return size_t(value);
+  if (scl_parse_byte_size(copy.c_str(), &value) == 0) {
+    if (value < 0) return std::nullopt;
+    return size_t(value);
+  }
+  char* end = nullptr;
+  const double number = std::strtod(copy.c_str(), &end);
+  if (end == copy.c_str() || !std::isfinite(number) || number < 0) return std::nullopt;
+  double scale = 1;
+  switch (*end) {
+    case 'K':
+    case 'k':
+      scale = 1024.0;
+      break;
+    case 'M':
+    case 'm':
+      scale = 1024.0 * 1024;
+      break;
+    case 'G':
+    case 'g':
+      scale = 1024.0 * 1024 * 1024;
+      break;
+    default:
+      break;
+  }
+  if (scale != 1) ++end;
+  const double bytes = std::floor(number * scale);
+  if (*end != '\0' || bytes >= 0x1p63) return std::nullopt;
+  return static_cast<size_t>(bytes);
 }
 
 std::optional<long long> parse_integer(std::string_view text) {
@@ -78,10 +219,23 @@ std::vector<std::string> split_list(std::string_view text) {
   }
 }
 
+// nccl-tests' spellings of the fp8 types, beside scl-bench's own names.
+std::optional<sclDataType_t> parse_type_name(std::string_view name) {
+  if (name == "f8e4m3") return sclFloat8e4m3;
+  if (name == "f8e5m2") return sclFloat8e5m2;
+  return parse_type(name);
+}
+
+// What the option-parsing loop remembers beyond the options themselves.
+struct Given {
+  bool min = false, max = false, factor = false, step = false, mem = false, mode = false;
+  int registration = 0;  // -R
+};
+
 // Parses one option value into `options`; returns an error message or an empty string.
 // `flag` is the option as the user spelled it, for the message.
-std::string apply_option(char key, std::string_view flag, std::string_view value,
-                         Options& options) {
+std::string apply_option(Key key, std::string_view flag, std::string_view value, Options& options,
+                         Given& given) {
   auto integer_in = [&](long long low, long long high, int& out) -> std::string {
     std::optional<long long> parsed = parse_integer(value);
     if (!parsed || *parsed < low || *parsed > high) {
@@ -91,67 +245,133 @@ std::string apply_option(char key, std::string_view flag, std::string_view value
     out = static_cast<int>(*parsed);
     return "";
   };
+  auto choice = [&](std::initializer_list<long long> allowed, int& out) -> std::string {
+    std::optional<long long> parsed = parse_integer(value);
+    if (parsed && std::find(allowed.begin(), allowed.end(), *parsed) != allowed.end()) {
+      out = static_cast<int>(*parsed);
+      return "";
+    }
+    std::string list;
+    for (long long v : allowed) list += (list.empty() ? "" : ", ") + std::to_string(v);
+    return "option " + std::string(flag) + ": '" + std::string(value) + "' is not one of " + list;
+  };
   constexpr long long kIntMax = std::numeric_limits<int>::max();
 
+  if (const Ignored* entry = ignored(key)) {
+    // -t 1 and -g 1 are what scl-bench does anyway; say nothing about them.
+    if ((key == Key::kThreads || key == Key::kGpus) && value == "1") return "";
+    options.notes.push_back("option " + std::string(flag) + " " + std::string(value) +
+                            " ignored: " + std::string(entry->why));
+    return "";
+  }
+
   switch (key) {
-    case 'b':
-    case 'e':
-    case 'i': {
+    case Key::kMinBytes:
+    case Key::kMaxBytes:
+    case Key::kStepBytes: {
       std::optional<size_t> size = parse_size(value);
       if (!size) {
         return "option " + std::string(flag) + ": '" + std::string(value) +
                "' is not a size (a number with an optional K, M or G suffix)";
       }
-      if (key == 'b') {
+      if (key == Key::kMinBytes) {
         options.min_bytes = *size;
-      } else if (key == 'e') {
+        given.min = true;
+      } else if (key == Key::kMaxBytes) {
         options.max_bytes = *size;
+        given.max = true;
       } else {
         options.step_bytes = *size;
+        given.step = true;
       }
-      if (key == 'i' && *size == 0) return "option " + std::string(flag) + ": step must be > 0";
       return "";
     }
-    case 'f': {
+    case Key::kStepFactor: {
       int factor = 0;
-      if (std::string error = integer_in(1, kIntMax, factor); !error.empty()) return error;
+      if (std::string error = integer_in(0, kIntMax, factor); !error.empty()) return error;
       options.step_factor = static_cast<size_t>(factor);
+      given.factor = true;
       return "";
     }
-    case 'n':
+    case Key::kIters:
       return integer_in(1, kIntMax, options.iters);
-    case 'w':
+    case Key::kAggIters:
+      return integer_in(1, kIntMax, options.agg_iters);
+    case Key::kWarmup:
       return integer_in(0, kIntMax, options.warmup);
-    case 'R':
-      return integer_in(1, 1000, options.repeats);
-    case 'r':
+    case Key::kCycles:
+      return integer_in(0, kIntMax, options.cycles);
+    case Key::kCheck:
+      return integer_in(0, kIntMax, options.check_iters);
+    case Key::kRoot:
       return integer_in(0, kIntMax, options.root);
-    case 'c': {
-      int check = 0;
-      if (std::string error = integer_in(0, 1, check); !error.empty()) return error;
-      options.check = check == 1;
+    case Key::kRepeats:
+      return integer_in(1, 1000, options.repeats);
+    case Key::kTimeout:
+      return integer_in(0, kIntMax / 1000, options.timeout_s);
+    case Key::kUnalign:
+      return integer_in(0, 4096, options.unalign);
+    case Key::kPerIterSkip:
+      return integer_in(0, kIntMax, options.per_iter_skip);
+    case Key::kBlocking: {
+      int blocking = 0;
+      if (std::string error = choice({0, 1, 2, 3}, blocking); !error.empty()) return error;
+      options.blocking = static_cast<Blocking>(blocking);
       return "";
     }
-    case 'd': {
+    case Key::kAverage: {
+      int average = 0;
+      if (std::string error = choice({0, 1, 2, 3}, average); !error.empty()) return error;
+      options.average = static_cast<Average>(average);
+      return "";
+    }
+    case Key::kTimestamps:
+    case Key::kMemoryReport:
+    case Key::kPerIter: {
+      int on = 0;
+      if (std::string error = choice({0, 1}, on); !error.empty()) return error;
+      (key == Key::kTimestamps     ? options.timestamps
+       : key == Key::kMemoryReport ? options.memory_report
+                                   : options.per_iter) = on == 1;
+      return "";
+    }
+    case Key::kRegister: {
+      std::string error = choice({0, 1, 2}, given.registration);
+      if (!error.empty()) {
+        return error +
+               " (0 none, 1 registered buffers, 2 symmetric; the repeats of earlier "
+               "scl-bench versions are --repeats)";
+      }
+      return "";
+    }
+    case Key::kDatatype: {
       if (value == "all") {
         options.types.assign(std::begin(kAllTypes), std::end(kAllTypes));
         return "";
       }
-      std::optional<sclDataType_t> type = parse_type(value);
+      std::optional<sclDataType_t> type = parse_type_name(value);
       if (!type) {
         return "option " + std::string(flag) + ": unknown type '" + std::string(value) +
                "' (int8 uint8 int32 uint32 int64 uint64 float16/half float32/float "
-               "float64/double bfloat16 fp8e4m3 fp8e5m2 all)";
+               "float64/double bfloat16 fp8e4m3/f8e4m3 fp8e5m2/f8e5m2 all)";
       }
       options.types = {*type};
       return "";
     }
-    case 'o': {
+    case Key::kOp: {
       if (value == "all") {
         options.ops.assign(std::begin(kAllOps), std::end(kAllOps));
         return "";
       }
       std::optional<sclRedOp_t> op = parse_op(value);
+      if (!op && value == "mulsum") {
+        // nccl-tests' premultiplied sum (sclRedOpCreatePreMulSum): the check has no expected
+        // values for it, so the row runs as sum and says so.
+        options.notes.push_back(
+            "option -o mulsum measured as sum: scl-bench does not check a "
+            "premultiplied sum");
+        op = sclSum;
+      }
       if (!op) {
         return "option " + std::string(flag) + ": unknown operation '" + std::string(value) +
                "' (sum prod max min avg all)";
@@ -159,7 +379,7 @@ std::string apply_option(char key, std::string_view flag, std::string_view value
       options.ops = {*op};
       return "";
     }
-    case 'm':
+    case Key::kMem:
       if (value == "heap") {
         options.mem = MemKind::kHeap;
       } else if (value == "malloc") {
@@ -168,21 +388,24 @@ std::string apply_option(char key, std::string_view flag, std::string_view value
         return "option " + std::string(flag) + ": unknown memory kind '" + std::string(value) +
                "' (heap or malloc)";
       }
+      given.mem = true;
       return "";
-    case 'M': {
+    case Key::kMode: {
       for (Mode mode : {Mode::kAuto, Mode::kZeroCopy, Mode::kStaged, Mode::kCma}) {
         if (value == mode_name(mode)) {
           options.mode = mode;
+          given.mode = true;
           return "";
         }
       }
       return "option " + std::string(flag) + ": unknown mode '" + std::string(value) +
              "' (auto zerocopy staged cma)";
     }
-    case 'C':
-    case 'J':
+    case Key::kCsv:
+    case Key::kJson:
+    case Key::kOutputFile:
       if (value.empty()) return "option " + std::string(flag) + " needs a file name";
-      (key == 'C' ? options.csv_path : options.json_path) = std::string(value);
+      (key == Key::kCsv ? options.csv_path : options.json_path) = std::string(value);
       return "";
     default:
       return "option " + std::string(flag) + " is not handled";
@@ -194,6 +417,20 @@ ParseResult parse_error(std::string message) {
   result.status = ParseResult::Status::kError;
   result.error = std::move(message);
   return result;
+}
+
+// -R as a memory regime: 1 (nccl-tests' local registration) is cma, malloc buffers registered
+// with sclCommRegister; 2 (symmetric registration) is zerocopy, sclMemAlloc buffers, which every
+// rank has registered from the moment they are allocated. An explicit --mode must agree.
+std::string apply_registration(int registration, const Given& given, Options& options) {
+  if (registration == 0) return "";
+  const Mode wanted = registration == 1 ? Mode::kCma : Mode::kZeroCopy;
+  if (given.mode && options.mode != wanted && options.mode != Mode::kAuto) {
+    return "option -R " + std::to_string(registration) + " measures --mode " +
+           std::string(mode_name(wanted)) + ", not --mode " + std::string(mode_name(options.mode));
+  }
+  options.mode = wanted;
+  return "";
 }
 
 }  // namespace
@@ -218,15 +455,47 @@ Mode effective_mode(const Options& options) {
   return options.mem == MemKind::kHeap ? Mode::kZeroCopy : Mode::kStaged;
 }
 
-ParseResult parse_options(int argc, const char* const* argv) {
+std::string_view collective_of_program(std::string_view argv0) {
+  struct Program {
+    std::string_view name;
+    std::string_view collective;
+  };
+  static constexpr Program kPrograms[] = {
+      {"all_reduce_perf", "allreduce"}, {"all_gather_perf", "allgather"},
+      {"alltoall_perf", "alltoall"},    {"broadcast_perf", "broadcast"},
+      {"reduce_perf", "reduce"},        {"reduce_scatter_perf", "reducescatter"},
+      {"sendrecv_perf", "sendrecv"},    {"gather_perf", "gather"},
+      {"scatter_perf", "scatter"},      {"hypercube_perf", "hypercube"},
+  };
+  const size_t slash = argv0.rfind('/');
+  const std::string_view base = slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1);
+  for (const Program& program : kPrograms) {
+    // nccl-tests builds with a name suffix (all_reduce_perf_mpi) answer too.
+    if (base == program.name ||
+        (base.starts_with(program.name) && base[program.name.size()] == '_')) {
+      return program.collective;
+    }
+  }
+  return {};
+}
+
+ParseResult parse_options(int argc, const char* const* argv, std::string_view program_collective) {
   ParseResult result;
   Options& options = result.options;
-  bool got_min = false, got_max = false, got_factor = false, got_step = false;
-  bool got_collective = false, got_mem = false;
+  Given given;
+  bool got_collective = false;
+  if (!program_collective.empty()) {
+    options.collective = std::string(program_collective);
+    got_collective = true;
+  }
 
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg.size() < 2 || arg[0] != '-') {
+      if (!program_collective.empty()) {
+        return parse_error("unexpected argument '" + std::string(arg) + "' (" +
+                           std::string(program_collective) + " is the program's collective)");
+      }
       if (got_collective) return parse_error("unexpected argument '" + std::string(arg) + "'");
       if (arg != "all") {
         // A comma-separated list runs those collectives, in that order.
@@ -242,8 +511,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
       continue;
     }
 
-    // Forms accepted: -b 8, -b8, --minbytes 8, --minbytes=8.
-    char key = 0;
+    // Forms accepted: -b 8, -b8, --minbytes 8, --minbytes=8, --minb 8 (an abbreviation).
+    Key key{};
     std::string_view flag;
     std::optional<std::string_view> inline_value;
     if (arg.starts_with("--")) {
@@ -252,18 +521,23 @@ ParseResult parse_options(int argc, const char* const* argv) {
         inline_value = name.substr(eq + 1);
         name = name.substr(0, eq);
       }
-      std::optional<char> found = look_up_long(name);
       flag = arg.substr(0, 2 + name.size());
-      if (!found) return parse_error("unknown option '" + std::string(flag) + "'");
+      bool ambiguous = false;
+      std::optional<Key> found = look_up_long(name, ambiguous);
+      if (!found) {
+        return parse_error((ambiguous ? "ambiguous option '" : "unknown option '") +
+                           std::string(flag) + "'");
+      }
       key = *found;
     } else {
-      key = arg[1];
       flag = arg.substr(0, 2);
-      if (!is_short_flag(key)) return parse_error("unknown option '" + std::string(flag) + "'");
+      std::optional<Key> found = look_up_short(arg[1]);
+      if (!found) return parse_error("unknown option '" + std::string(flag) + "'");
+      key = *found;
       if (arg.size() > 2) inline_value = arg.substr(2);
     }
 
-    if (key == 'h') {
+    if (key == Key::kHelp) {
       result.status = ParseResult::Status::kHelp;
       return result;
     }
@@ -275,49 +549,54 @@ ParseResult parse_options(int argc, const char* const* argv) {
     } else {
       return parse_error("option " + std::string(flag) + " needs a value");
     }
-    if (std::string error = apply_option(key, flag, value, options); !error.empty()) {
+    if (std::string error = apply_option(key, flag, value, options, given); !error.empty()) {
       return parse_error(error);
     }
-    got_min |= key == 'b';
-    got_max |= key == 'e';
-    got_factor |= key == 'f';
-    got_step |= key == 'i';
-    got_mem |= key == 'm';
   }
 
   if (!got_collective) return parse_error("missing collective (one of " + collective_names() + ")");
+  if (std::string error = apply_registration(given.registration, given, options); !error.empty()) {
+    return parse_error(error);
+  }
 
   // A mode fixes the memory kind; an explicit --mem must agree with it.
   if (options.mode != Mode::kAuto) {
     const MemKind needed = options.mode == Mode::kZeroCopy ? MemKind::kHeap : MemKind::kMalloc;
-    if (got_mem && options.mem != needed) {
-      return parse_error("option --mode " + std::string(mode_name(options.mode)) + " needs --mem " +
-                         std::string(mem_kind_name(needed)) + ", not --mem " +
-                         std::string(mem_kind_name(options.mem)));
+    if (given.mem && options.mem != needed) {
+      return parse_error("option --mode " + std::string(mode_name(options.mode)) +
+                         " (or -R) needs " + "--mem " + std::string(mem_kind_name(needed)) +
+                         ", not --mem " + std::string(mem_kind_name(options.mem)));
     }
     options.mem = needed;
   }
 
-  // -i selects additive steps; "-f 1 -i N" (the nccl-tests spelling) is accepted too.
-  if (got_step && got_factor && options.step_factor > 1) {
-    return parse_error("options -f and -i are mutually exclusive");
-  }
-  if (!got_step) {
+  // Steps as nccl-tests takes them: a factor above 1 multiplies (and -i is then unused), a
+  // factor of 0 or 1 adds -i bytes (1M unless given). -i alone adds too, as scl-bench's default
+  // factor of 2 was not asked for.
+  const bool additive = given.factor ? options.step_factor <= 1 : given.step;
+  if (additive) {
+    if (!given.step) options.step_bytes = kDefaultStepBytes;
+    if (options.step_bytes == 0) return parse_error("option -i: step must be > 0");
+  } else {
     options.step_bytes = 0;
-    if (options.step_factor < 2) {
-      return parse_error("option -f: step factor must be at least 2 (use -i for additive steps)");
-    }
   }
 
   // A lone -b or -e moves the other bound along rather than contradicting the default.
-  if (got_max && !got_min) options.min_bytes = std::min(kDefaultBytes, options.max_bytes);
-  if (got_min && !got_max) options.max_bytes = std::max(kDefaultBytes, options.min_bytes);
+  if (given.max && !given.min) options.min_bytes = std::min(kDefaultBytes, options.max_bytes);
+  if (given.min && !given.max) options.max_bytes = std::max(kDefaultBytes, options.min_bytes);
   if (options.min_bytes > options.max_bytes) {
     return parse_error("option -b: minimum size " + std::to_string(options.min_bytes) +
                        " exceeds maximum size " + std::to_string(options.max_bytes) + " (-e)");
   }
   if (options.step_bytes == 0 && options.min_bytes == 0) {
     return parse_error("option -b: minimum size must be at least 1 with multiplicative steps");
+  }
+  // As nccl-tests: a skip that would leave no iteration is dropped, with a note.
+  if (options.per_iter_skip > 0 && options.per_iter_skip >= options.iters) {
+    options.notes.push_back("option -K " + std::to_string(options.per_iter_skip) +
+                            " ignored: it would leave none of the " +
+                            std::to_string(options.iters) + " iterations");
+    options.per_iter_skip = 0;
   }
   return result;
 }
@@ -329,38 +608,88 @@ std::vector<std::string> selected_collectives(const Options& options) {
   return names;
 }
 
-std::string usage_text() {
-  std::string text = "usage: scl-bench <collective>[,<collective>...] [options]\n  collective: ";
-  text += collective_names();
+std::string usage_text(std::string_view program, std::string_view program_collective) {
+  std::string text = "usage: " + std::string(program);
+  if (program_collective.empty()) {
+    text += " <collective>[,<collective>...] [options]\n  collective: " + collective_names() +
+            "\n  run under a launcher, e.g.: stratarun -n 4 scl-bench all -b 8 -e 64M -f 4 -c 1\n";
+  } else {
+    text += " [options]\n  " + std::string(program_collective) +
+            " as scl-bench measures it; run under a launcher, e.g.: stratarun -n 2 " +
+            std::string(program) + " -b 8 -e 128M -f 2 -g 1\n";
+  }
   text +=
       "\n"
-      "  run under a launcher, e.g.: stratarun -n 4 scl-bench all -b 8 -e 64M -f 4 -c 1\n"
+      "nccl-tests' options, with their meaning:\n"
+      "  -b, --minbytes N         smallest size in bytes, suffixes K M G (default 32M)\n"
+      "  -e, --maxbytes N         largest size in bytes (default 32M)\n"
+      "  -f, --stepfactor N       multiply the size by N each step (default 2; nccl-tests'\n"
+      "                           default is 1: add -i bytes); 0 or 1 adds -i bytes\n"
+      "  -i, --stepbytes N        add N bytes each step (default 1M when -f is 0 or 1)\n"
+      "  -n, --iters N            timed iterations per row (default 20)\n"
+      "  -m, --agg_iters N        calls per timed iteration; the time is per call (default 1;\n"
+      "                           the calls run one after the other: StrataCL groups only\n"
+      "                           sends and receives)\n"
+      "  -w, --warmup_iters N     untimed calls before timing (default 5)\n"
+      "  -N, --run_cycles N       pass over the sizes N times, printing every row (default\n"
+      "                           1; 0: until killed)\n"
+      "  -c, --check N            checked calls per row before the timed ones: every output\n"
+      "                           element of every rank compared (default 1; 0: no check)\n"
+      "  -o, --op OP|all          sum prod max min avg (default sum; reductions only);\n"
+      "                           nccl-tests' mulsum runs as sum, noted\n"
+      "  -d, --datatype T|all     int8 uint8 int32 uint32 int64 uint64 float16/half\n"
+      "                           float32/float float64/double bfloat16 fp8e4m3/f8e4m3\n"
+      "                           fp8e5m2/f8e5m2 (default float32)\n"
+      "  -r, --root N             root of broadcast, reduce, gather, scatter (default 0)\n"
+      "  -z, --blocking 0|1|2|3   1: a barrier after every call, timed; 3: a barrier after\n"
+      "                           every iteration, not timed; 0 and 2 (default 0): calls back\n"
+      "                           to back (a call on CPU ranks returns when it is done)\n"
+      "  -T, --timeout S          the library's deadline for every wait, in seconds\n"
+      "                           (STRATACL_TIMEOUT_MS; default 0: the library's default)\n"
+      "  -S, --report_timestamps 0|1  the time of day at the end of every row\n"
+      "  -J, --output_file FILE   write every row as JSON (whatever the file's suffix)\n"
+      "  -a, --average 0|1|2|3    a row's time from the ranks' times: 0 rank 0's, 1 the mean,\n"
+      "                           2 the fastest, 3 the slowest (default 3; nccl-tests' is 1)\n"
+      "  -R, --local_register 0|1|2  buffer registration: 1 is --mode cma (malloc buffers\n"
+      "                           registered with sclCommRegister), 2 is --mode zerocopy\n"
+      "                           (sclMemAlloc buffers, symmetric and registered when\n"
+      "                           allocated); 0 (default): as --mode says\n"
+      "  -M, --memory 0|1         report resident host memory: after init, the buffers, the\n"
+      "                           growth while measuring (the most of any rank)\n"
+      "  -u, --unalign N          buffers start N elements past their alignment (default 0)\n"
+      "  -I, --per_iter_timing 0|1  time every iteration: min, max, p99 and cv% columns\n"
+      "  -K, --per_iter_skip N    leave the first N iterations out of those columns\n"
+      "  -h, --help               this text\n"
       "\n"
-      "  -b, --minbytes N       smallest size in bytes, suffixes K M G (default 32M)\n"
-      "  -e, --maxbytes N       largest size in bytes (default 32M)\n"
-      "  -f, --stepfactor N     multiply the size by N each step (default 2)\n"
-      "  -i, --stepbytes N      add N bytes each step instead\n"
-      "  -n, --iters N          timed iterations per row (default 20)\n"
-      "  -w, --warmup_iters N   untimed iterations before timing (default 5)\n"
-      "  -c, --check 0|1        verify every output element once per row (default 1)\n"
-      "  -d, --datatype T|all   int8 uint8 int32 uint32 int64 uint64 float16/half\n"
-      "                         float32/float float64/double bfloat16 fp8e4m3 fp8e5m2\n"
-      "                         (default float32)\n"
-      "  -o, --op OP|all        sum prod max min avg (default sum; reductions only)\n"
-      "  -r, --root N           root of broadcast, reduce, gather, scatter (default 0)\n"
-      "  -R, --repeats N        time each row N times; the table shows the median, and the\n"
-      "                         p99 over the repeats when N > 1 (default 1)\n"
-      "      --mem heap|malloc  buffers from sclMemAlloc or posix_memalign (default heap)\n"
-      "      --mode M           the memory regime (default auto: as --mem says):\n"
-      "                           zerocopy  heap buffers, which peers reach in place\n"
-      "                           staged    malloc buffers, copied through the staging area\n"
-      "                           cma       malloc buffers registered with sclCommRegister,\n"
-      "                                     read by peers with process_vm_readv; the header\n"
-      "                                     gives the cost of registering (first and cached)\n"
-      "      --csv FILE         also write every row (median and p99 time, algbw, busbw) as CSV\n"
-      "      --json FILE        the same rows as one JSON object, after a header giving the\n"
-      "                         version, ranks, host, reduction ISA and memcpy bandwidth\n"
-      "  -h, --help             this text\n"
+      "nccl-tests' options accepted and ignored (nothing to act on with CPU ranks):\n"
+      "  -t, --nthreads, -g, --ngpus   one rank per process: start ranks with the launcher\n"
+      "                                (stratarun -n); a value other than 1 is noted\n"
+      "  -p, --parallel_init           each process initialises its one rank already\n"
+      "  -y, --stream_null             every call runs on the NULL stream already\n"
+      "  -G, --cudagraph               no CUDA graphs\n"
+      "  -C, --report_cputime          the times are the host's clock already\n"
+      "  -x, --cta_policy, -D, --device_implementation, -V, --device_cta_count\n"
+      "                                no GPU thread blocks, no device-side implementation\n"
+      "\n"
+      "scl-bench's own:\n"
+      "      --mem heap|malloc    buffers from sclMemAlloc or posix_memalign (default heap)\n"
+      "      --mode M             the memory regime (default auto: as --mem says):\n"
+      "                             zerocopy  heap buffers, which peers reach in place\n"
+      "                             staged    malloc buffers, copied through the staging area\n"
+      "                             cma       malloc buffers registered with sclCommRegister,\n"
+      "                                       read by peers with process_vm_readv; the header\n"
+      "                                       gives the cost of registering (first and cached)\n"
+      "      --repeats N          time each row N times; the table shows the median, and the\n"
+      "                           p99 over the repeats when N > 1 (default 1)\n"
+      "      --csv FILE           also write every row (median and p99 time, algbw, busbw) as\n"
+      "                           CSV\n"
+      "      --json FILE          as -J: the rows as one JSON object, after a header giving the\n"
+      "                           version, ranks, host, reduction ISA and memcpy bandwidth;\n"
+      "                           numbers that are not finite are null\n"
+      "\n"
+      "Installed as all_reduce_perf, all_gather_perf, alltoall_perf, broadcast_perf, reduce_perf,\n"
+      "reduce_scatter_perf, sendrecv_perf, gather_perf, scatter_perf and hypercube_perf too: that\n"
+      "name picks the collective, so an nccl-tests command line runs unchanged.\n"
       "\n"
       "exit status: 0 all values correct, 1 wrong values, 2 usage error, 3 library failure\n";
   return text;

@@ -1,4 +1,5 @@
-// Command-line options of scl-bench, spelled as in nccl-tests.
+// Command-line options of scl-bench: every option of nccl-tests, with its meaning where it has
+// one on CPU ranks (the others are accepted and ignored), plus scl-bench's own.
 #ifndef STRATACL_TOOLS_SCL_BENCH_OPTIONS_H_
 #define STRATACL_TOOLS_SCL_BENCH_OPTIONS_H_
 
@@ -27,23 +28,47 @@ enum class Mode {
   kCma,       // malloc buffers registered with sclCommRegister, read by peers with CMA
 };
 
+// What -z (nccl-tests' --blocking) asks of the timed loop. Calls on CPU ranks return when done,
+// so 0 and 2 time the same thing.
+enum class Blocking {
+  kNone = 0,          // calls back to back
+  kBarrierEach = 1,   // a barrier after every call, inside the timing
+  kWaitEach = 2,      // wait for every call (a blocking call already has)
+  kBarrierOuter = 3,  // a barrier after every outer iteration (-m calls), outside the timing
+};
+
+// How the ranks' times of a row become its time (-a, nccl-tests' --average).
+enum class Average { kRank0 = 0, kMean = 1, kMin = 2, kMax = 3 };
+
 struct Options {
   std::string collective;  // a collective's name, a comma-separated list of names, or "all"
   size_t min_bytes = size_t{32} << 20;
   size_t max_bytes = size_t{32} << 20;
   size_t step_factor = 2;  // multiplicative steps, used when step_bytes == 0
-  size_t step_bytes = 0;   // additive steps (-i)
+  size_t step_bytes = 0;   // additive steps (-i, or -f 1)
   int iters = 20;
+  int agg_iters = 1;  // -m: calls per timed iteration
   int warmup = 5;
-  bool check = true;
+  int cycles = 1;       // -N: passes over the sizes of each type and op; 0: until killed
+  int check_iters = 1;  // -c: checked calls per row before timing (0: no check)
   std::vector<sclDataType_t> types = {sclFloat32};
   std::vector<sclRedOp_t> ops = {sclSum};
   int root = 0;  // checked against the rank count once the communicator exists
   MemKind mem = MemKind::kHeap;
   Mode mode = Mode::kAuto;
-  int repeats = 1;        // -R: timed repeats per row, the median (and p99) is reported
+  Blocking blocking = Blocking::kNone;
+  Average average = Average::kMax;  // the slowest rank (nccl-tests' default is the mean)
+  int timeout_s = 0;                // -T: the library's deadline for every wait; 0: its default
+  int unalign = 0;                  // -u: buffers start this many elements past their alignment
+  bool timestamps = false;          // -S: a timestamp at the end of every row
+  bool memory_report = false;       // -M: resident memory at the end
+  bool per_iter = false;            // -I: every iteration timed, min/max/p99/cv% per column group
+  int per_iter_skip = 0;            // -K: leading iterations left out of those statistics
+  int repeats = 1;        // --repeats: timed repeats per row, the median (and p99) is reported
   std::string csv_path;   // --csv: one row per measurement, written by rank 0; empty: none
-  std::string json_path;  // --json: the same rows and the run header as one JSON object
+  std::string json_path;  // --json, -J: the same rows and the run header as one JSON object
+  // Lines rank 0 prints before measuring: nccl-tests options given that change nothing here.
+  std::vector<std::string> notes;
 };
 
 std::string_view mode_name(Mode mode);
@@ -57,9 +82,18 @@ struct ParseResult {
   std::string error;  // names the offending option when status == kError
 };
 
-ParseResult parse_options(int argc, const char* const* argv);
+// `program_collective` is the collective the program's name selects (all_reduce_perf and the
+// other nccl-tests names); empty for scl-bench, which takes the collective as an argument.
+ParseResult parse_options(int argc, const char* const* argv,
+                          std::string_view program_collective = {});
 
-std::string usage_text();
+// `program` is the name the tool was started by; `program_collective` as for parse_options.
+std::string usage_text(std::string_view program = "scl-bench",
+                       std::string_view program_collective = {});
+
+// The collective an nccl-tests program name stands for ("all_reduce_perf" -> "allreduce"), from
+// the basename of argv[0]; empty for any other name.
+std::string_view collective_of_program(std::string_view argv0);
 
 // The collective names of options.collective, in the order to run them ("all" expands to every
 // collective). Every name is known once parse_options has accepted the options.

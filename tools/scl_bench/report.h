@@ -15,12 +15,25 @@
 
 namespace stratacl::bench {
 
+// Statistics of every timed iteration of a column group (-I): per iteration the slowest rank's
+// time, over the iterations -K leaves in (those of every repeat).
+struct IterationStats {
+  double min_us = 0;
+  double max_us = 0;
+  double mean_us = 0;
+  double p50_us = 0;
+  double p99_us = 0;  // nearest rank
+  double cv_pct = 0;  // standard deviation / mean, in percent
+  int samples = 0;
+};
+
 // One column group (out-of-place or in-place) of one row.
 struct Measurement {
-  bool measured = false;          // false: the collective has no such form; printed as N/A
-  double time_us = 0;             // per iteration, the slowest rank; median over the repeats
-  double p99_us = 0;              // the same, 99th percentile (nearest rank) over the repeats
-  std::optional<uint64_t> wrong;  // wrong elements over all ranks; nullopt when not checked
+  bool measured = false;  // false: the collective has no such form; printed as N/A
+  double time_us = 0;     // per call, the ranks' times combined as -a says; median over repeats
+  double p99_us = 0;      // the same, 99th percentile (nearest rank) over the repeats
+  std::optional<uint64_t> wrong;             // wrong elements over all ranks; nullopt: unchecked
+  std::optional<IterationStats> iterations;  // with -I
 };
 
 struct Row {
@@ -29,7 +42,9 @@ struct Row {
   sclDataType_t type;
   std::optional<sclRedOp_t> op;  // nullopt: printed as "none"
   int root;                      // -1 for collectives without a root
+  double alg_factor;             // algbw = bytes / time * alg_factor
   double bus_factor;             // busbw = algbw * bus_factor
+  int cycle;                     // the pass over the sizes (-N), from 0
   Measurement out_of_place;
   Measurement in_place;
 };
@@ -42,21 +57,34 @@ struct TableInfo {
   std::string_view mode;  // the regime measured: zerocopy, staged or cma
   int iters;
   int warmup;
-  bool check;
+  int check_iters;
   int repeats;
   int version;  // as from sclGetVersion
+};
+
+// Extra columns of every table.
+struct Columns {
+  bool p99 = false;         // the p99 over the repeats (--repeats > 1)
+  bool iterations = false;  // per-iteration statistics (-I)
+  bool timestamp = false;   // the time of day (-S)
 };
 
 class Report {
  public:
   // Only the printing rank passes print = true; every rank may feed rows all the same. `info`
   // heads the table and the CSV and JSON files.
-  Report(bool print, RunInfo info) : print_(print), info_(std::move(info)) {}
+  Report(bool print, RunInfo info, Columns columns = {})
+      : print_(print), info_(std::move(info)), columns_(columns) {}
 
   // The run's first line: version, ranks, host, reduction ISA, memcpy bandwidth.
   void print_run_header() const;
   // A line giving what registering the buffers cost (mode cma); also goes into the files.
   void note_registration(double first_us, double cached_us, double release_us, size_t bytes);
+
+  // A comment line ("# text"), printed at once.
+  void print_note(const std::string& text) const;
+  // The resident memory of -M: bytes after init, of the buffers, grown while measuring.
+  void print_memory(uint64_t init, uint64_t buffers, uint64_t measuring) const;
 
   void begin_table(const TableInfo& info);
   void add_row(const Row& row);
@@ -82,7 +110,9 @@ class Report {
     std::optional<sclRedOp_t> op;
     int root;
     bool in_place;
+    double alg_factor;
     double bus_factor;
+    int cycle;
     Measurement m;
   };
   struct Totals {
@@ -95,6 +125,7 @@ class Report {
 
   bool print_;
   RunInfo info_;
+  Columns columns_;
   std::string collective_;  // of the table being fed
   std::string mode_;
   std::string registration_;  // "key=value ..." of note_registration, for the files

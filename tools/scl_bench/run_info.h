@@ -19,7 +19,11 @@ struct RunInfo {
   int iters = 0;
   int warmup = 0;
   int repeats = 0;
-  bool check = false;
+  int check_iters = 0;  // checked calls per row (-c); 0: no check
+  int agg_iters = 1;    // calls per timed iteration (-m)
+  int unalign = 0;      // elements past the buffers' alignment (-u)
+  std::string average;  // how the ranks' times combine (-a): rank0, mean, min or max
+  std::string program;  // the name the tool was started by (scl-bench, all_reduce_perf, ...)
 };
 
 // "major.minor.patch" of an sclGetVersion code.
