@@ -31,6 +31,19 @@ def inputs(rank, dtype):
     return x, idx, w
 
 
+def nvl_bytes(dtype):
+    """num_nvl_bytes for T_MAX tokens per rank: a normal dispatch receives at most N * T_MAX rows
+    of H * max(element size, 2) bytes."""
+    return N * T_MAX * H * max(torch.empty((), dtype=dtype).element_size(), 2)
+
+
+def layout(buf, idx):
+    """The layout tensors a new routing takes, as DeepEP's dispatch wants them."""
+    per_rank, _, per_expert, in_rank, _ = buf.get_dispatch_layout(idx, E)
+    return {"num_tokens_per_rank": per_rank, "is_token_in_rank": in_rank,
+            "num_tokens_per_expert": per_expert}
+
+
 def everyone(dtype):
     return [inputs(r, dtype) for r in range(N)]
 
@@ -40,7 +53,7 @@ def owner(e):
 
 
 def check_layout(buf, idx):
-    per_rank, _, per_expert, in_rank, _ = buf.get_dispatch_layout(idx)
+    per_rank, _, per_expert, in_rank, _ = buf.get_dispatch_layout(idx, E)
     want_in = torch.zeros(idx.shape[0], N, dtype=torch.bool)
     want_expert = torch.zeros(E, dtype=torch.int32)
     for t in range(idx.shape[0]):
@@ -54,10 +67,11 @@ def check_layout(buf, idx):
 
 
 def normal_mode(dtype):
-    buf = Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=dtype)
+    buf = Buffer(None, nvl_bytes(dtype))
     x, idx, w = inputs(RANK, dtype)
     check_layout(buf, idx)
-    recv_x, recv_idx, recv_w, per_expert, handle, _ = buf.dispatch(x, topk_idx=idx, topk_weights=w)
+    recv_x, recv_idx, recv_w, per_expert, handle, _ = buf.dispatch(x, topk_idx=idx, topk_weights=w,
+                                                                   **layout(buf, idx))
     rows, ids, weights = [], [], []
     counts = [0] * E_PER_RANK
     for src, (sx, sidx, sw) in enumerate(everyone(dtype)):
@@ -82,18 +96,17 @@ def normal_mode(dtype):
     dests = torch.tensor([len({owner(e) for e in idx[t].tolist() if e >= 0})
                           for t in range(idx.shape[0])], dtype=torch.float32)
     checks.equal(combined, (x.float() * 2 * dests.view(-1, 1)).to(dtype), f"normal combine {dtype}")
-    # The handle again, with new weights and no ids: the same rows arrive.
-    again, again_idx, again_w, _, _, _ = buf.dispatch(x, handle=handle, topk_weights=w * 4)
-    checks.equal(again, recv_x, "reused handle: rows")
-    checks.equal(again_w, recv_w * 4, "reused handle: new weights")
+    # The handle again (a cached dispatch) with other rows: they arrive where x's rows did.
+    again, again_idx, again_w, _, _, _ = buf.dispatch((x.float() * 4).to(dtype), handle=handle)
+    checks.equal(again, (recv_x.float() * 4).to(dtype), "reused handle: rows")
+    checks.true(again_idx is None and again_w is None, "a cached dispatch carries no top-k")
 
 
 def low_latency_mode():
     dtype = torch.bfloat16
-    buf = Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=torch.float32,
-                 low_latency_mode=True)
+    buf = Buffer(None, 0, 0, low_latency_mode=True)
     x, idx, w = inputs(RANK, dtype)
-    recv_x, count, handle, _, _ = buf.low_latency_dispatch(x, idx, T_MAX, E)
+    recv_x, count, handle, _, _ = buf.low_latency_dispatch(x, idx, T_MAX, E, use_fp8=False)
     want_count = [0] * E_PER_RANK
     for src, (sx, sidx, _) in enumerate(everyone(dtype)):
         for t in range(sx.shape[0]):
@@ -103,16 +116,16 @@ def low_latency_mode():
                     checks.equal(recv_x[l, want_count[l]], sx[t], f"LL row expert {l} from {src}")
                     want_count[l] += 1
     checks.equal(count, torch.tensor(want_count, dtype=torch.int32), "LL recv_count")
-    # Expert l returns (l + 1) * row (float32); combine weights and sums over j.
+    # Expert l returns (l + 1) * row; combine weights and sums over j in float32, rounds once.
     scale = torch.arange(1, E_PER_RANK + 1, dtype=torch.float32).view(-1, 1, 1)
-    out = (recv_x.float() * scale).contiguous()
+    out = (recv_x.float() * scale).to(dtype)
     combined, _, _ = buf.low_latency_combine(out, idx, w, handle)
     want = torch.zeros(x.shape[0], H)
     for t in range(x.shape[0]):
         for j, e in enumerate(idx[t].tolist()):
             if e >= 0:
                 want[t] += w[t, j] * x[t].float() * (e % E_PER_RANK + 1)
-    checks.equal(combined, want, "LL combine")
+    checks.equal(combined, want.to(dtype), "LL combine")
 
 
 def async_finish():
@@ -121,14 +134,15 @@ def async_finish():
     buffers' calls interleave as two-batch overlap issues them, an allreduce among them."""
     dtype = torch.bfloat16
     x, idx, w = inputs(RANK, dtype)
-    sync = Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=dtype)
+    sync = Buffer(None, nvl_bytes(dtype))
     want_x, want_idx, want_w, want_per_expert, handle, event = sync.dispatch(
-        x, topk_idx=idx, topk_weights=w)
+        x, topk_idx=idx, topk_weights=w, **layout(sync, idx))
     event.current_stream_wait()  # a blocking call's event is already complete
     want_out, _, _ = sync.combine((want_x.float() * 3).to(dtype), handle)
-    a, b = (Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=dtype) for _ in range(2))
-    ra = a.dispatch(x, topk_idx=idx, topk_weights=w, async_finish=True)
-    rb = b.dispatch(x[:2], topk_idx=idx[:2], topk_weights=w[:2], async_finish=True)
+    a, b = (Buffer(None, nvl_bytes(dtype)) for _ in range(2))
+    ra = a.dispatch(x, topk_idx=idx, topk_weights=w, async_finish=True, **layout(a, idx))
+    rb = b.dispatch(x[:2], topk_idx=idx[:2], topk_weights=w[:2], async_finish=True,
+                    **layout(b, idx[:2]))
     total = torch.ones(3)
     dist.all_reduce(total)  # a collective between queued MoE calls keeps its place in the order
     checks.true(ra[0].shape[0] == N * T_MAX, "an async dispatch's rows are counted at the wait")
@@ -136,7 +150,7 @@ def async_finish():
     checks.equal(ra[0], want_x, "async dispatch rows")
     checks.equal(ra[1], want_idx, "async dispatch ids")
     checks.equal(ra[2], want_w, "async dispatch weights")
-    checks.true(ra[3].tolist() == want_per_expert, "async per-expert counts")
+    checks.true(ra[3] == want_per_expert, "async per-expert counts (a list filled at the wait)")
     out_a, _, ev = a.combine((ra[0].float() * 3).to(dtype), ra[4], async_finish=True)
     rb[5].current_stream_wait()
     with ev:
@@ -148,29 +162,30 @@ def async_finish():
     dests = torch.tensor([len({owner(e) for e in idx[t].tolist() if e >= 0}) for t in range(2)],
                          dtype=torch.float32) if x.shape[0] else torch.empty(0)
     checks.equal(out_b, (x[:2].float() * dests.view(-1, 1)).to(dtype), "second buffer's combine")
-    ll = Buffer(None, H, E, K, T_MAX, x_dtype=dtype, out_dtype=torch.float32,
-                low_latency_mode=True)
-    rx, count, h, ev, _ = ll.low_latency_dispatch(x, idx, async_finish=True)
+    ll = Buffer(None, low_latency_mode=True)
+    rx, count, h, ev, _ = ll.low_latency_dispatch(x, idx, T_MAX, E, use_fp8=False,
+                                                  async_finish=True)
     ev.current_stream_wait()
-    sx, scount, sh, _, _ = ll.low_latency_dispatch(x, idx)
+    sx, scount, sh, _, _ = ll.low_latency_dispatch(x, idx, T_MAX, E, use_fp8=False)
     checks.equal(count, scount, "async low-latency counts")
     for l in range(E_PER_RANK):
         checks.equal(rx[l, :int(count[l])], sx[l, :int(count[l])], "async low-latency rows")
-    out, ev, _ = ll.low_latency_combine(rx.float().contiguous(), idx, w, h, async_finish=True)
+    out, ev, _ = ll.low_latency_combine(rx, idx, w, h, async_finish=True)
     ev.current_stream_wait()
-    want, _, _ = ll.low_latency_combine(sx.float().contiguous(), idx, w, sh)
+    want, _, _ = ll.low_latency_combine(sx, idx, w, sh)
     checks.equal(out, want, "async low-latency combine")
 
 
 def no_tokens_anywhere():
     """A step where no rank has a token: every rank receives no rows and combines an empty
     tensor (whose data pointer is NULL), blocking and queued."""
-    buf = Buffer(None, H, E, K, T_MAX)
+    buf = Buffer(None, nvl_bytes(torch.bfloat16))
     x, idx, w = torch.empty(0, H, dtype=torch.bfloat16), torch.empty(0, K, dtype=torch.long), \
         torch.empty(0, K)
     for async_finish in (False, True):
         recv_x, _, _, _, handle, event = buf.dispatch(x, topk_idx=idx, topk_weights=w,
-                                                      async_finish=async_finish)
+                                                      async_finish=async_finish,
+                                                      **layout(buf, idx))
         event.current_stream_wait()
         checks.true(recv_x.shape == (0, H), f"no rows received (async {async_finish})")
         out, _, event = buf.combine(recv_x, handle, async_finish=async_finish)
@@ -190,9 +205,10 @@ def e4m3_to_float(b):
 def fp8_in_flight():
     """bfloat16 rows quantised to fp8 e4m3 in flight: uint8 rows with one float32 scale per 128
     columns, which dequantise to the sent rows within e4m3's precision (3 mantissa bits)."""
-    buf = Buffer(None, H, E, K, T_MAX, x_dtype=torch.bfloat16, fp8=True)
+    buf = Buffer(None, nvl_bytes(torch.bfloat16))
     x, idx, w = inputs(RANK, torch.bfloat16)
-    (rows, scales), _, _, _, _, _ = buf.dispatch(x, topk_idx=idx, topk_weights=w)
+    (rows, scales), _, _, _, _, _ = buf.dispatch(x, topk_idx=idx, topk_weights=w, use_fp8=True,
+                                                 **layout(buf, idx))
     checks.true(rows.dtype == torch.uint8 and scales.dtype == torch.float32 and
                 scales.shape == (rows.shape[0], H // 128), "fp8 rows and scales' types and shapes")
     sent = [sx[t] for sx, sidx, _ in everyone(torch.bfloat16) for t in range(sx.shape[0])
@@ -207,9 +223,10 @@ def fp8_in_flight():
 
 def errors():
     try:
-        Buffer(None, H, E, K, T_MAX).combine(torch.zeros(1, H, dtype=torch.bfloat16), None)
+        Buffer(None, nvl_bytes(torch.bfloat16)).combine(torch.zeros(1, H, dtype=torch.bfloat16),
+                                                        None)
         checks.true(False, "combine without a handle should raise")
-    except (RuntimeError, TypeError) as e:
+    except (RuntimeError, TypeError, ValueError) as e:
         checks.true("handle" in str(e), f"combine without a handle names it: {e}")
 
 
@@ -217,9 +234,9 @@ def dropped_at_different_moments():
     """Python frees a Buffer whenever its last reference goes, at different moments on different
     ranks: rank 0 drops its buffer before an allreduce, the others after it. Nothing may pair
     the drop with a peer's call."""
-    buf = Buffer(None, H, E, K, T_MAX)
+    buf = Buffer(None, nvl_bytes(torch.bfloat16))
     x, idx, w = inputs(RANK, torch.bfloat16)
-    buf.dispatch(x, topk_idx=idx, topk_weights=w)
+    buf.dispatch(x, topk_idx=idx, topk_weights=w, **layout(buf, idx))
     if RANK == 0:
         del buf
         gc.collect()
@@ -229,9 +246,10 @@ def dropped_at_different_moments():
     if RANK != 0:
         del buf
         gc.collect()
-    again = Buffer(None, H, E, K, T_MAX)
-    _, _, _, per_expert, _, _ = again.dispatch(x, topk_idx=idx, topk_weights=w)
-    checks.true(len(per_expert) == again.num_local_experts, "a new Buffer after the drops works")
+    again = Buffer(None, nvl_bytes(torch.bfloat16))
+    _, _, _, per_expert, _, _ = again.dispatch(x, topk_idx=idx, topk_weights=w,
+                                               **layout(again, idx))
+    checks.true(len(per_expert) == E_PER_RANK, "a new Buffer after the drops works")
 
 
 for dtype in (torch.bfloat16, torch.float32):

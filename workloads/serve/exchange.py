@@ -61,13 +61,14 @@ class StrataclExchange(Exchange):
     def __init__(self, group, cfg, engine_cfg, dtype, micro_batches=1, fp8=False):
         super().__init__()
         from stratacl.moe import Buffer
-        args = (group, cfg.hidden, cfg.experts, cfg.topk)
-        self.normal = [Buffer(*args, engine_cfg.max_num_batched_tokens, x_dtype=dtype,
-                              out_dtype=dtype, fp8=fp8) for _ in range(micro_batches)]
-        self.low_latency = [Buffer(*args, engine_cfg.max_num_seqs, x_dtype=dtype,
-                                   out_dtype=dtype, fp8=fp8, low_latency_mode=True)
-                            for _ in range(micro_batches)]
-        self.dtype = dtype
+        ranks = dist.get_world_size(group)
+        # A normal dispatch passes at most num_nvl_bytes // (ranks * hidden bytes) tokens.
+        nvl_bytes = ranks * engine_cfg.max_num_batched_tokens * cfg.hidden * \
+            max(torch.empty((), dtype=dtype).element_size(), 2)
+        self.normal = [Buffer(group, nvl_bytes) for _ in range(micro_batches)]
+        self.low_latency = [Buffer(group, low_latency_mode=True) for _ in range(micro_batches)]
+        self.dtype, self.fp8 = dtype, fp8
+        self.experts, self.max_decode_tokens = cfg.experts, engine_cfg.max_num_seqs
 
     def _rows(self, x):
         """Received rows in the model's dtype: fp8 rows (uint8 codes, one float32 scale per 128
@@ -82,10 +83,14 @@ class StrataclExchange(Exchange):
         t0 = time.perf_counter()
         if mode == PREFILL:
             buf = self.normal[micro_batch]
-            out = buf.dispatch(h, topk_idx=idx, topk_weights=w, async_finish=async_finish)
+            per_rank, _, per_expert, in_rank, _ = buf.get_dispatch_layout(idx, self.experts)
+            out = buf.dispatch(h, topk_idx=idx, topk_weights=w, num_tokens_per_rank=per_rank,
+                               is_token_in_rank=in_rank, num_tokens_per_expert=per_expert,
+                               async_finish=async_finish, use_fp8=self.fp8)
         else:
             buf = self.low_latency[micro_batch]
-            out = buf.low_latency_dispatch(h, idx, async_finish=async_finish)
+            out = buf.low_latency_dispatch(h, idx, self.max_decode_tokens, self.experts,
+                                           use_fp8=self.fp8, async_finish=async_finish)
         self.comm_s[mode] += time.perf_counter() - t0
         return {"mode": mode, "layer": layer, "buf": buf, "idx": idx, "w": w, "out": out,
                 "async": async_finish}

@@ -29,13 +29,16 @@ class StrataclExchange:
     def __init__(self, comm, hidden, experts, topk, max_tokens):
         """hidden: the rows' width; max_tokens: the most tokens a rank dispatches at once."""
         from stratacl.moe import Buffer
-        self.comm = comm
-        self.buf = Buffer(comm.group, hidden, experts, topk, max_tokens,
-                          x_dtype=torch.float32, out_dtype=torch.float32)
+        self.comm, self.experts = comm, experts
+        # A normal dispatch passes at most num_nvl_bytes // (ranks * hidden * 4) float32 rows.
+        self.buf = Buffer(comm.group, comm.size * max_tokens * hidden * 4)
 
     def dispatch(self, x, idx):
         with self.comm.clock():
-            recv, recv_idx, _, _, handle, _ = self.buf.dispatch(x, topk_idx=idx)
+            per_rank, _, per_expert, in_rank, _ = self.buf.get_dispatch_layout(idx, self.experts)
+            recv, recv_idx, _, _, handle, _ = self.buf.dispatch(
+                x, topk_idx=idx, num_tokens_per_rank=per_rank, is_token_in_rank=in_rank,
+                num_tokens_per_expert=per_expert)
         return recv, recv_idx, handle
 
     def dispatch_again(self, x, handle):
