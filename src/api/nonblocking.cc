@@ -77,9 +77,10 @@ std::optional<Status> not_ready(sclComm_t key) {
                   (void*)key);
   }
   if (!s->failed.ok()) {
-    return Status(s->failed.code(), "comm: the non-blocking creation of this communicator "
-                                    "failed (destroy it): " +
-                                        s->failed.message());
+    return Status(s->failed.code(),
+                  "comm: the non-blocking creation of this communicator "
+                  "failed (destroy it): " +
+                      s->failed.message());
   }
   return std::nullopt;
 }

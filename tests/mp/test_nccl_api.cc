@@ -73,7 +73,7 @@ void premul_one(const Comm& w, Tally& tally, sclDataType_t t, T scalar, T later,
     T immediate = scalar;
     MP_OK(sclRedOpCreatePreMulSum(&op, where == sclScalarDevice ? &device_scalar : &immediate, t,
                                   where, w.comm));
-    immediate = later;  // host-immediate: read at creation, so this must not matter
+    immediate = later;      // host-immediate: read at creation, so this must not matter
     device_scalar = later;  // device: read when each call runs, so this must
     const T s = where == sclScalarDevice ? later : scalar;
     for (size_t i = 0; i < want.size(); ++i) {
@@ -101,9 +101,9 @@ void premul_one(const Comm& w, Tally& tally, sclDataType_t t, T scalar, T later,
     tally.compare(info((name + " reducescatter").c_str(), t, count), "recv", recv.data(),
                   want.data() + size_t(w.rank) * count, count);
     MP_OK(sclRedOpDestroy(op, w.comm));
-    tally.expect(sclAllReduce(send.data(), recv.data(), count, t, op, w.comm, nullptr) ==
-                     sclInvalidArgument,
-                 info("premulsum destroyed", t), "a destroyed operator is refused");
+    tally.expect(
+        sclAllReduce(send.data(), recv.data(), count, t, op, w.comm, nullptr) == sclInvalidArgument,
+        info("premulsum destroyed", t), "a destroyed operator is refused");
   }
 }
 

@@ -113,6 +113,32 @@ def test_allreduce():
             checks.true("not supported" in str(e), f"all_reduce {bad} error names it: {e}")
 
 
+def test_premul_sum():
+    """PREMUL_SUM (torch's NCCL averaging op): the sum of every input times the factor, here a
+    power of two so that the result is exact whichever way it is placed."""
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64):
+        factor = 4.0 if dtype == torch.int64 else 0.25
+        for make in ("float", "tensor"):
+            op = dist._make_nccl_premul_sum(
+                factor if make == "float" else [torch.tensor([factor], dtype=torch.float64)])
+            for count in (1, 1000):
+                want = (expected_reduction(dtype, count, "SUM").to(torch.float64) * factor).to(dtype)
+                t = values(dtype, RANK, count, "SUM")
+                run(dist.all_reduce, t, op=op)
+                checks.equal(t, want, f"all_reduce PREMUL_SUM {make} {dtype} n={count}")
+                t = values(dtype, RANK, count, "SUM")
+                run(dist.reduce, t, dst=N - 1, op=op)
+                if RANK == N - 1:
+                    checks.equal(t, want, f"reduce PREMUL_SUM {make} {dtype} n={count}")
+                out = torch.empty(count, dtype=dtype)
+                ins = [values(dtype, RANK, count * N, "SUM")[r * count:(r + 1) * count].clone()
+                       for r in range(N)]
+                full = (expected_reduction(dtype, count * N, "SUM").to(torch.float64) * factor)
+                run(dist.reduce_scatter, out, ins, op=op)
+                checks.equal(out, full[RANK * count:(RANK + 1) * count].to(dtype),
+                             f"reduce_scatter PREMUL_SUM {make} {dtype} n={count}")
+
+
 def test_allreduce_coalesced():
     for dtype in (torch.float32, torch.int64):
         ts = [values(dtype, RANK, c, "SUM") for c in (3, 1000, 17)]
@@ -279,11 +305,25 @@ def test_p2p_barrier():
     dist.barrier()
     # torch 1.13's dist.monitored_barrier refuses every backend but gloo: call the group's own.
     dist.distributed_c10d._get_default_group().monitored_barrier(timedelta(seconds=60))
-    try:
-        dist.recv(torch.empty(1))
-        checks.true(False, "recv from any source should raise")
-    except RuntimeError as e:
-        checks.true("any source" in str(e), f"recv from any source names it: {e}")
+    # Receives from any source: rank 0 takes every other rank's message in whatever order they
+    # come (dist.recv returns the sender; irecv's Work names it), each checked against its sender.
+    for form in ("recv", "irecv"):
+        if RANK == 0:
+            seen = []
+            for _ in range(1, N):
+                t = torch.empty(300, dtype=torch.int32)
+                if form == "recv":
+                    src = dist.recv(t)
+                else:
+                    w = dist.irecv(t)
+                    w.wait()
+                    src = w._source_rank()
+                seen.append(src)
+                checks.equal(t, values(torch.int32, 100 + src, 300), f"{form} from any source")
+            checks.true(sorted(seen) == list(range(1, N)), f"{form} from any source: {seen}")
+        else:
+            dist.send(values(torch.int32, 100 + RANK, 300), 0)
+        dist.barrier()
 
 
 def test_bad_arguments():
@@ -307,7 +347,8 @@ def test_bad_arguments():
     checks.equal(t, torch.full((8,), float(N)), "the group works after refused calls")
 
 
-for test in (test_bad_arguments, test_allreduce, test_allreduce_coalesced, test_broadcast_reduce, test_allgather,
+for test in (test_bad_arguments, test_allreduce, test_premul_sum, test_allreduce_coalesced,
+             test_broadcast_reduce, test_allgather,
              test_gather_scatter, test_reduce_scatter, test_alltoall, test_p2p_barrier):
     test()
 dist.destroy_process_group()

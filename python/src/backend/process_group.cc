@@ -34,8 +34,10 @@ sclResult_t reduce_scatter_into(const at::Tensor& src, const at::Tensor& dst,
                                 const c10d::ReduceOp& op, sclComm_t comm, sclStream_t s) {
   const Reduction out = reduced(dst, op);
   const Elements in = reduced(src, op).elements;
-  return sclReduceScatter(in.ptr, out.elements.ptr, out.elements.count, out.elements.type, out.op,
-                          comm, s);
+  return reduce_with(out, comm, [&](sclRedOp_t o) {
+    return sclReduceScatter(in.ptr, out.elements.ptr, out.elements.count, out.elements.type, o,
+                            comm, s);
+  });
 }
 
 // The pair a *_base call takes: dense CPU tensors of one dtype, `big` n times `small`.
@@ -131,7 +133,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::allreduce(std::vector<at::T
       [&](sclStream_t s) {
         const Reduction r = reduced(buf, opts.reduceOp);
         const Elements& e = r.elements;
-        return sclAllReduce(e.ptr, e.ptr, e.count, e.type, r.op, comm_, s);
+        return reduce_with(r, comm_, [&](sclRedOp_t o) {
+          return sclAllReduce(e.ptr, e.ptr, e.count, e.type, o, comm_, s);
+        });
       });
 }
 
@@ -153,7 +157,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::allreduce_coalesced(
         for (const at::Tensor& b : bufs) {
           const Reduction r = reduced(b, opts.reduceOp);
           const Elements& e = r.elements;
-          const sclResult_t res = sclAllReduce(e.ptr, e.ptr, e.count, e.type, r.op, comm_, s);
+          const sclResult_t res = reduce_with(r, comm_, [&](sclRedOp_t o) {
+            return sclAllReduce(e.ptr, e.ptr, e.count, e.type, o, comm_, s);
+          });
           if (res != sclSuccess) return res;
         }
         return sclSuccess;
@@ -170,7 +176,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::reduce(std::vector<at::Tens
       [&](sclStream_t s) {
         const Reduction r = reduced(buf, opts.reduceOp);
         const Elements& e = r.elements;
-        return sclReduce(e.ptr, e.ptr, e.count, e.type, r.op, int(opts.rootRank), comm_, s);
+        return reduce_with(r, comm_, [&](sclRedOp_t o) {
+          return sclReduce(e.ptr, e.ptr, e.count, e.type, o, int(opts.rootRank), comm_, s);
+        });
       });
 }
 
@@ -453,10 +461,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::recv(std::vector<at::Tensor
   return point_to_point(c10d::OpType::RECV, only(tensors, "recv"), src);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::recvAnysource(std::vector<at::Tensor>&, int) {
-  TORCH_CHECK(false,
-              "stratacl: recv from any source is not supported (as with NCCL): StrataCL matches "
-              "receives by peer; pass src");
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::recvAnysource(std::vector<at::Tensor>& tensors,
+                                                                   int) {
+  // Not held with the other sends and receives: a receive from any source is never grouped.
+  const at::Tensor& t = only(tensors, "recv");
+  at::Tensor buf;
+  int* source = nullptr;
+  return launch(
+      c10d::OpType::RECVANYSOURCE, {t},
+      [&](Work& w) {
+        buf = w.output(t);
+        source = w.source_slot();
+      },
+      [&](sclStream_t s) {
+        const Elements e = moved(buf);
+        return sclRecvAny(e.ptr, e.count, e.type, source, comm_, s);
+      });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrataCL::barrier(const c10d::BarrierOptions&) {

@@ -131,13 +131,20 @@ void Work::complete(sclResult_t status) {
   }
   kept_.clear();
   copies_.clear();
+  done_.store(true, std::memory_order_release);  // before finish() wakes the waiters
   finish(error);
-  done_.store(true, std::memory_order_release);
   if (error) {
     future_->setError(error);
   } else {
     future_->markCompleted(c10::IValue(outputs_));
   }
+}
+
+int Work::sourceRank() const {
+  TORCH_CHECK(done_.load(std::memory_order_acquire),
+              "stratacl: sourceRank() of a receive that has not completed (wait() first)");
+  TORCH_CHECK(source_ >= 0, "stratacl: sourceRank() is defined for a receive from any source");
+  return source_;
 }
 
 }  // namespace stratacl_torch

@@ -58,6 +58,10 @@ class Work final : public c10d::Work {
   bool wait(std::chrono::milliseconds timeout) override;
   bool isCompleted() override;
   std::vector<at::Tensor> result() override { return outputs_; }
+  // A receive from any source: where the library writes the sender's rank, and that rank once
+  // the Work completed (c10d's sourceRank; -1 before).
+  int* source_slot() { return &source_; }
+  int sourceRank() const override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
  private:
@@ -75,6 +79,7 @@ class Work final : public c10d::Work {
   sclComm_t comm_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   std::atomic<bool> done_{false};
+  int source_ = -1;
 };
 
 }  // namespace stratacl_torch
