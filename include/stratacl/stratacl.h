@@ -103,11 +103,17 @@ typedef struct {
   int cgaClusterSize;  /* GPU thread-block fields: accepted, ignored */
   int minCTAs;
   int maxCTAs;
-  int trafficClass;  /* accepted, ignored: no traffic classes on this fabric */
-  int collnetEnable; /* accepted, ignored: no in-network reduction */
-  int CTAPolicy;     /* accepted, ignored */
-  int shrinkShare;   /* accepted, ignored */
-  int nvlsCTAs;      /* accepted, ignored */
+  int trafficClass;        /* accepted, ignored: no traffic classes on this fabric */
+  int collnetEnable;       /* accepted, ignored: no in-network reduction */
+  int CTAPolicy;           /* accepted, ignored */
+  int shrinkShare;         /* accepted, ignored */
+  int nvlsCTAs;            /* accepted, ignored */
+  int nChannelsPerNetPeer; /* accepted, ignored: one connection per pair of hosts */
+  int nvlinkCentricSched;  /* accepted, ignored */
+  int graphUsageMode;      /* accepted, ignored: no CUDA graphs */
+  int numRmaCtx;           /* accepted, ignored */
+  int maxP2pPeers;         /* accepted, ignored: every peer is reachable */
+  int graphStreamOrdering; /* accepted, ignored */
 } sclConfig_t;
 
 #define SCL_CONFIG_INITIALIZER                                                                  \
@@ -116,7 +122,9 @@ typedef struct {
         SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, -1LL,                 \
         SCL_CONFIG_UNDEF_PTR, SCL_CONFIG_UNDEF_PTR, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, \
         SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, \
-        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT                        \
+        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, \
+        SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, SCL_CONFIG_UNDEF_INT, \
+        SCL_CONFIG_UNDEF_INT                                                                    \
   }
 
 /* Non-blocking communicators (config.blocking = 0), as NCCL's: sclCommInitRankConfig,
@@ -140,6 +148,11 @@ sclResult_t sclGetUniqueId(sclUniqueId* uniqueId);
 sclResult_t sclCommInitRank(sclComm_t* comm, int nranks, sclUniqueId commId, int rank);
 sclResult_t sclCommInitRankConfig(sclComm_t* comm, int nranks, sclUniqueId commId, int rank,
                                   sclConfig_t* config);
+/* NCCL's init with several unique ids (to spread its bootstrap): every rank passes the same
+ * nId ids in the same order. StrataCL's rendezvous is a single root, so commIds[0] is the one
+ * used; the others (made by sclGetUniqueId, each serving a root) stay idle. */
+sclResult_t sclCommInitRankScalable(sclComm_t* newcomm, int nranks, int myrank, int nId,
+                                    sclUniqueId* commIds, sclConfig_t* config);
 /* Reads the launcher's environment: stratarun, torchrun, Open MPI, MPICH/Hydra or Slurm. */
 sclResult_t sclCommInitFromEnv(sclComm_t* comm);
 /* Collective over `comm`. color < 0 (SCL_SPLIT_NOCOLOR) yields *newcomm = NULL. */
@@ -204,14 +217,20 @@ sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void*
 sclResult_t sclCommDeregister(const sclComm_t comm, void* handle);
 /* NCCL's symmetric-memory windows. Every buffer from sclMemAlloc is already a window (it is
  * registered when allocated): registering one records it and returns a handle, with no
- * collective and no copy. Other memory is registered as sclCommRegister does. winFlags must be
- * SCL_WIN_DEFAULT or SCL_WIN_COLL_SYMMETRIC (a hint: every rank's window has the same size). */
+ * collective and no copy. Other memory is registered as sclCommRegister does. winFlags: any of
+ * SCL_WIN_COLL_SYMMETRIC (a hint: every rank's window has the same size) and
+ * SCL_WIN_STRICT_ORDERING (calls on a communicator run in issue order already). Windows need no
+ * alignment beyond their elements'. */
 #define SCL_WIN_DEFAULT 0x00
 #define SCL_WIN_COLL_SYMMETRIC 0x01
+#define SCL_WIN_STRICT_ORDERING 0x02
+#define SCL_WIN_REQUIRED_ALIGNMENT 1
 typedef struct sclWindow* sclWindow_t;
 sclResult_t sclCommWindowRegister(sclComm_t comm, void* buff, size_t size, sclWindow_t* win,
                                   int winFlags);
 sclResult_t sclCommWindowDeregister(sclComm_t comm, sclWindow_t win);
+/* The buffer a window was registered with. */
+sclResult_t sclWinGetUserPtr(sclComm_t comm, sclWindow_t win, void** outUserPtr);
 
 /* Streams: in-order asynchronous queues. A NULL stream blocks the caller until done. An error of
  * a queued call is reported once, not stuck to the stream: sclStreamSynchronize returns the first

@@ -175,6 +175,16 @@ sclResult_t sclCommInitRankConfig(sclComm_t* comm, int nranks, sclUniqueId commI
   return init(comm, req);
 }
 
+sclResult_t sclCommInitRankScalable(sclComm_t* newcomm, int nranks, int myrank, int nId,
+                                    sclUniqueId* commIds, sclConfig_t* config) {
+  if (nId < 1 || (nranks >= 1 && nId > nranks)) {
+    return report(nullptr,
+                  Errorf(sclInvalidArgument, "nId: %d (must be in [1, nranks = %d])", nId, nranks));
+  }
+  if (!commIds) return report(nullptr, Errorf(sclInvalidArgument, "commIds: NULL array"));
+  return sclCommInitRankConfig(newcomm, nranks, commIds[0], myrank, config);
+}
+
 sclResult_t sclCommInitRank(sclComm_t* comm, int nranks, sclUniqueId commId, int rank) {
   return sclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
 }

@@ -16,6 +16,7 @@ namespace {
 // A window: a heap buffer as it is, or other memory registered for single-copy reads.
 struct Window : sclWindow {
   const Communicator* comm;
+  void* buff;
   void* registration;  // sclCommRegister's handle; NULL for heap memory
 };
 
@@ -84,9 +85,10 @@ sclResult_t sclCommWindowRegister(sclComm_t comm, void* buff, size_t size, sclWi
   if (!c) return report(nullptr, api::not_live(comm));
   if (!win) return report(c, Errorf(sclInvalidArgument, "win: NULL output pointer"));
   *win = nullptr;
-  if (winFlags != SCL_WIN_DEFAULT && winFlags != SCL_WIN_COLL_SYMMETRIC) {
+  if ((winFlags & ~(SCL_WIN_COLL_SYMMETRIC | SCL_WIN_STRICT_ORDERING)) != 0) {
     return report(c, Errorf(sclInvalidArgument,
-                            "winFlags: 0x%x (use SCL_WIN_DEFAULT or SCL_WIN_COLL_SYMMETRIC)",
+                            "winFlags: 0x%x (use SCL_WIN_DEFAULT, or SCL_WIN_COLL_SYMMETRIC and "
+                            "SCL_WIN_STRICT_ORDERING)",
                             unsigned(winFlags)));
   }
   if (!buff || size == 0)
@@ -94,6 +96,7 @@ sclResult_t sclCommWindowRegister(sclComm_t comm, void* buff, size_t size, sclWi
   if (Status s = api::check_buffer("buff", buff, size, sclUint8); !s.ok()) return report(c, s);
   auto w = std::make_unique<Window>();
   w->comm = c;
+  w->buff = buff;
   w->registration = nullptr;
   if (classify(buff, size, existing_heap(), nullptr) != MemKind::kHeap) {
     Result<void*> h = c->register_range(buff, size);
@@ -105,6 +108,21 @@ sclResult_t sclCommWindowRegister(sclComm_t comm, void* buff, size_t size, sclWi
   std::lock_guard lock(g_windows_mu);
   windows().insert(w.get());
   *win = w.release();
+  return sclSuccess;
+}
+
+sclResult_t sclWinGetUserPtr(sclComm_t comm, sclWindow_t win, void** outUserPtr) {
+  if (auto r = api::refused_in_child()) return *r;
+  Communicator* c = api::find_comm(comm);
+  if (!c) return report(nullptr, api::not_live(comm));
+  if (!outUserPtr) return report(c, Errorf(sclInvalidArgument, "outUserPtr: NULL pointer"));
+  std::lock_guard lock(g_windows_mu);
+  auto it = windows().find(win);
+  if (it == windows().end() || static_cast<const Window*>(*it)->comm != c) {
+    return report(c, Errorf(sclInvalidArgument,
+                            "win: %p is not a window registered on this communicator", (void*)win));
+  }
+  *outUserPtr = static_cast<const Window*>(*it)->buff;
   return sclSuccess;
 }
 

@@ -299,6 +299,10 @@ Status check_environment() {
 
 namespace {
 
+// SCL_CONFIG_INITIALIZER sets every field: its last one is unset, not zero.
+constexpr sclConfig_t kInitialized = SCL_CONFIG_INITIALIZER;
+static_assert(kInitialized.graphStreamOrdering == SCL_CONFIG_UNDEF_INT);
+
 // NCCL's fields that mean nothing on CPU ranks (sclConfig_t version 2): unset, or a value NCCL
 // would accept.
 Status check_ignored_fields(const sclConfig_t& user) {
@@ -306,11 +310,21 @@ Status check_ignored_fields(const sclConfig_t& user) {
   const struct {
     const char* name;
     int value;
-  } fields[] = {{"splitShare", user.splitShare},     {"cgaClusterSize", user.cgaClusterSize},
-                {"minCTAs", user.minCTAs},           {"maxCTAs", user.maxCTAs},
-                {"trafficClass", user.trafficClass}, {"collnetEnable", user.collnetEnable},
-                {"CTAPolicy", user.CTAPolicy},       {"shrinkShare", user.shrinkShare},
-                {"nvlsCTAs", user.nvlsCTAs}};
+  } fields[] = {{"splitShare", user.splitShare},
+                {"cgaClusterSize", user.cgaClusterSize},
+                {"minCTAs", user.minCTAs},
+                {"maxCTAs", user.maxCTAs},
+                {"trafficClass", user.trafficClass},
+                {"collnetEnable", user.collnetEnable},
+                {"CTAPolicy", user.CTAPolicy},
+                {"shrinkShare", user.shrinkShare},
+                {"nvlsCTAs", user.nvlsCTAs},
+                {"nChannelsPerNetPeer", user.nChannelsPerNetPeer},
+                {"nvlinkCentricSched", user.nvlinkCentricSched},
+                {"graphUsageMode", user.graphUsageMode},
+                {"numRmaCtx", user.numRmaCtx},
+                {"maxP2pPeers", user.maxP2pPeers},
+                {"graphStreamOrdering", user.graphStreamOrdering}};
   for (const auto& f : fields) {
     if (f.value != SCL_CONFIG_UNDEF_INT && f.value < 0)
       return Errorf(sclInvalidArgument, "config: %s = %d must be >= 0", f.name, f.value);
