@@ -8,29 +8,17 @@
 namespace stratacl::reduce {
 namespace {
 
-// Integers wrap modulo 2^bits, as the sums before them do: multiply in the unsigned type.
+// Integers wrap modulo 2^bits, as the sums before them do (T is the unsigned type of their
+// width); float64 multiplies in float64.
 template <typename T>
-void scale_integers(void* buf, size_t count, const void* scalar) {
-  using U = T;  // always an unsigned type here
-  U s;
+void scale_as(void* buf, size_t count, const void* scalar) {
+  T s;
   std::memcpy(&s, scalar, sizeof(s));
   auto* p = static_cast<unsigned char*>(buf);
-  for (size_t i = 0; i < count; ++i, p += sizeof(U)) {
-    U v;
+  for (size_t i = 0; i < count; ++i, p += sizeof(T)) {
+    T v;
     std::memcpy(&v, p, sizeof(v));
-    v = U(v * s);
-    std::memcpy(p, &v, sizeof(v));
-  }
-}
-
-void scale_float64(void* buf, size_t count, const void* scalar) {
-  double s;
-  std::memcpy(&s, scalar, sizeof(s));
-  auto* p = static_cast<unsigned char*>(buf);
-  for (size_t i = 0; i < count; ++i, p += sizeof(double)) {
-    double v;
-    std::memcpy(&v, p, sizeof(v));
-    v *= s;
+    v = T(v * s);
     std::memcpy(p, &v, sizeof(v));
   }
 }
@@ -59,15 +47,15 @@ void scale(void* buf, size_t count, sclDataType_t dt, const void* scalar) {
   switch (dt) {
     case sclInt8:
     case sclUint8:
-      return scale_integers<uint8_t>(buf, count, scalar);
+      return scale_as<uint8_t>(buf, count, scalar);
     case sclInt32:
     case sclUint32:
-      return scale_integers<uint32_t>(buf, count, scalar);
+      return scale_as<uint32_t>(buf, count, scalar);
     case sclInt64:
     case sclUint64:
-      return scale_integers<uint64_t>(buf, count, scalar);
+      return scale_as<uint64_t>(buf, count, scalar);
     case sclFloat64:
-      return scale_float64(buf, count, scalar);
+      return scale_as<double>(buf, count, scalar);
     case sclFloat32:
     case sclFloat16:
     case sclBfloat16:

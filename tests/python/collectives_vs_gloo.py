@@ -6,6 +6,7 @@ are compared bitwise, every element. Shapes cover one element, odd sizes, a size
 eager path, non-contiguous tensors (transposed views) and uneven all_to_all splits. Run under
 stratarun on 2-4 ranks.
 """
+import os
 import sys
 from datetime import timedelta
 
@@ -307,6 +308,16 @@ def test_p2p_barrier():
     dist.distributed_c10d._get_default_group().monitored_barrier(timedelta(seconds=60))
     # Receives from any source: rank 0 takes every other rank's message in whatever order they
     # come (dist.recv returns the sender; irecv's Work names it), each checked against its sender.
+    # Across hosts they are refused, at once, saying why.
+    if os.environ.get("STRATACL_LOCAL_WORLD_SIZE", str(N)) != str(N):
+        if RANK == 0:
+            try:
+                dist.recv(torch.empty(1))
+                checks.true(False, "recv from any source across hosts should raise")
+            except RuntimeError as e:
+                checks.true("spans hosts" in str(e), f"recv from any source across hosts: {e}")
+        dist.barrier()
+        return
     for form in ("recv", "irecv"):
         if RANK == 0:
             seen = []

@@ -63,3 +63,16 @@ class Checks:
         print(f"{self.name} rank {rank}: {self.passed} checks passed, {self.failed} failed",
               flush=True)
         return 1 if self.failed or not self.passed else 0
+
+
+def layout_reference(topk_idx, num_experts, num_ranks, owner):
+    """DeepEP's dispatch layout of `topk_idx` computed plainly: is_token_in_rank [T, R] (bool),
+    tokens per rank [R] and tokens per expert [E] (int32); -1 entries route nowhere."""
+    in_rank = torch.zeros(topk_idx.shape[0], num_ranks, dtype=torch.bool)
+    per_expert = torch.zeros(num_experts, dtype=torch.int32)
+    for t in range(topk_idx.shape[0]):
+        for e in topk_idx[t].tolist():
+            if e >= 0:
+                in_rank[t, owner(e)] = True
+                per_expert[e] += 1
+    return in_rank, in_rank.sum(0).to(torch.int32), per_expert

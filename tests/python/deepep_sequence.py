@@ -17,7 +17,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from common import Checks, init
+from common import Checks, init, layout_reference
 import stratacl.moe as deep_ep  # a DeepEP program has `import deep_ep` here
 
 rank, num_ranks = init("deepep_sequence")
@@ -123,15 +123,9 @@ def check_layout(buffer):
     topk_idx = mine["topk_idx"]
     ref_num_tokens_per_rank, _, ref_num_tokens_per_expert, ref_is_token_in_rank, _ = \
         buffer.get_dispatch_layout(topk_idx, num_experts)
-    in_rank = torch.zeros(num_tokens, num_ranks, dtype=torch.bool)
-    per_expert = torch.zeros(num_experts, dtype=torch.int32)
-    for t in range(num_tokens):
-        for e in topk_idx[t].tolist():
-            if e >= 0:
-                in_rank[t, owner(e)] = True
-                per_expert[e] += 1
+    in_rank, per_rank, per_expert = layout_reference(topk_idx, num_experts, num_ranks, owner)
     checks.equal(ref_is_token_in_rank, in_rank, "is_token_in_rank")
-    checks.equal(ref_num_tokens_per_rank, in_rank.sum(0).to(torch.int32), "num_tokens_per_rank")
+    checks.equal(ref_num_tokens_per_rank, per_rank, "num_tokens_per_rank")
     checks.equal(ref_num_tokens_per_expert, per_expert, "num_tokens_per_expert")
     return ref_num_tokens_per_rank, ref_num_tokens_per_expert, ref_is_token_in_rank
 

@@ -10,7 +10,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from common import Checks, init
+from common import Checks, init, layout_reference
 from stratacl.moe import Buffer
 
 RANK, N = init("moe")
@@ -54,15 +54,9 @@ def owner(e):
 
 def check_layout(buf, idx):
     per_rank, _, per_expert, in_rank, _ = buf.get_dispatch_layout(idx, E)
-    want_in = torch.zeros(idx.shape[0], N, dtype=torch.bool)
-    want_expert = torch.zeros(E, dtype=torch.int32)
-    for t in range(idx.shape[0]):
-        for e in idx[t].tolist():
-            if e >= 0:
-                want_in[t, owner(e)] = True
-                want_expert[e] += 1
+    want_in, want_rank, want_expert = layout_reference(idx, E, N, owner)
     checks.equal(in_rank, want_in, "is_token_in_rank")
-    checks.equal(per_rank, want_in.sum(0).to(torch.int32), "num_tokens_per_rank")
+    checks.equal(per_rank, want_rank, "num_tokens_per_rank")
     checks.equal(per_expert, want_expert, "num_tokens_per_expert")
 
 
