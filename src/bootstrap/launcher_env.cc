@@ -75,11 +75,8 @@ Result<LaunchEnv> read_launch_env(const EnvLookup& lookup) {
                   "RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID with their sizes)");
   }
   out.launcher = f->launcher;
-  Result<int> rank = parse_int(f->rank_var, env(f->rank_var));
-  if (!rank.ok()) return rank.status();
-  Result<int> size = parse_int(f->size_var, env(f->size_var));
-  if (!size.ok()) return size.status();
-  out.rank = *rank, out.nranks = *size;
+  SCL_ASSIGN_OR_RETURN(out.rank, parse_int(f->rank_var, env(f->rank_var)));
+  SCL_ASSIGN_OR_RETURN(out.nranks, parse_int(f->size_var, env(f->size_var)));
   if (out.nranks < 1 || out.rank >= out.nranks) {
     return Errorf(sclInvalidArgument, "%s=%d is out of range for %s=%d", f->rank_var, out.rank,
                   f->size_var, out.nranks);
@@ -91,19 +88,16 @@ Result<LaunchEnv> read_launch_env(const EnvLookup& lookup) {
   if (const char* a = env("STRATACL_ROOT_ADDR")) {
     addr = a;
   } else if (env("MASTER_ADDR") && env("MASTER_PORT")) {
-    Result<int> port = parse_int("MASTER_PORT", env("MASTER_PORT"));
-    if (!port.ok()) return port.status();
-    addr = std::string(env("MASTER_ADDR")) + ":" + std::to_string(*port + 1);
+    SCL_ASSIGN_OR_RETURN(int port, parse_int("MASTER_PORT", env("MASTER_PORT")));
+    addr = std::string(env("MASTER_ADDR")) + ":" + std::to_string(port + 1);
   } else {
     return Errorf(sclInvalidUsage,
                   "sclCommInitFromEnv: %s gives no rendezvous address; set STRATACL_ROOT_ADDR "
                   "(host:port reachable by all ranks) or MASTER_ADDR and MASTER_PORT",
                   out.launcher.c_str());
   }
-  Result<sockaddr_in> root =
-      parse_host_port(addr, Deadline::after_ms(process_value(Var::kTimeoutMs)));
-  if (!root.ok()) return root.status();
-  out.id.root = *root;
+  SCL_ASSIGN_OR_RETURN(out.id.root,
+                       parse_host_port(addr, Deadline::after_ms(process_value(Var::kTimeoutMs))));
 
   if (const char* hex = env("STRATACL_JOB_SECRET")) {
     Result<Secret> s = parse_secret_hex(hex);
@@ -123,9 +117,7 @@ Result<LaunchEnv> read_launch_env(const EnvLookup& lookup) {
   if (out.rank == 0) {
     out.serve_root = true;
     if (const char* fd = env("STRATACL_ROOT_FD")) {
-      Result<int> v = parse_int("STRATACL_ROOT_FD", fd);
-      if (!v.ok()) return v.status();
-      out.root_fd = *v;
+      SCL_ASSIGN_OR_RETURN(out.root_fd, parse_int("STRATACL_ROOT_FD", fd));
     }
   }
   return out;

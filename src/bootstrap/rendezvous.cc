@@ -42,13 +42,12 @@ Result<std::vector<uint8_t>> reply_of(int fd, MsgType want, const Deadline& dead
 Result<UniqueFd> hello_root(const IdData& id, const RankInfo& me, const Deadline& deadline) {
   const std::vector<uint8_t> hello = encode_hello(id.secret, me);
   for (int backoff_ms = 1;; backoff_ms = std::min(2 * backoff_ms, 64)) {
-    Result<UniqueFd> fd = tcp_connect(id.root, deadline);
-    if (!fd.ok()) return fd.status();
-    SCL_TRY(send_all(fd->get(), hello.data(), hello.size(), deadline));
-    SCL_TRY(wait_readable(fd->get(), deadline,
+    SCL_ASSIGN_OR_RETURN(UniqueFd fd, tcp_connect(id.root, deadline));
+    SCL_TRY(send_all(fd.get(), hello.data(), hello.size(), deadline));
+    SCL_TRY(wait_readable(fd.get(), deadline,
                           "waiting for the other ranks at root " + to_string(id.root)));
     char first;
-    const ssize_t r = recv(fd->get(), &first, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t r = recv(fd.get(), &first, 1, MSG_PEEK | MSG_DONTWAIT);
     const bool dropped = r == 0 || (r < 0 && errno == ECONNRESET);
     if (!dropped) return fd;
     std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
@@ -72,22 +71,19 @@ Result<std::vector<std::vector<uint8_t>>> share_blobs(const Joined& joined,
   }
   std::vector<uint8_t> msg = encode_blob(mine);
   SCL_TRY(send_all(joined.root.get(), msg.data(), msg.size(), deadline));
-  Result<std::vector<uint8_t>> reply =
-      reply_of(joined.root.get(), MsgType::kBlobs, deadline, "exchanging network addresses");
-  if (!reply.ok()) return reply.status();
-  return decode_blobs(*reply, int(joined.table.size()));
+  SCL_ASSIGN_OR_RETURN(
+      std::vector<uint8_t> reply,
+      reply_of(joined.root.get(), MsgType::kBlobs, deadline, "exchanging network addresses"));
+  return decode_blobs(reply, int(joined.table.size()));
 }
 
 Result<Joined> rendezvous(const IdData& id, const RankInfo& me, const Deadline& deadline) {
-  Result<UniqueFd> fd = hello_root(id, me, deadline);
-  if (!fd.ok()) return fd.status();
-  Result<std::vector<uint8_t>> reply =
-      reply_of(fd->get(), MsgType::kTable, deadline,
-               "waiting for the other ranks at root " + to_string(id.root));
-  if (!reply.ok()) return reply.status();
-  Result<std::vector<RankInfo>> table = decode_table(*reply, me.nranks);
-  if (!table.ok()) return table.status();
-  return Joined{std::move(*table), std::move(*fd)};
+  SCL_ASSIGN_OR_RETURN(UniqueFd fd, hello_root(id, me, deadline));
+  SCL_ASSIGN_OR_RETURN(std::vector<uint8_t> reply,
+                       reply_of(fd.get(), MsgType::kTable, deadline,
+                                "waiting for the other ranks at root " + to_string(id.root)));
+  SCL_ASSIGN_OR_RETURN(std::vector<RankInfo> table, decode_table(reply, me.nranks));
+  return Joined{std::move(table), std::move(fd)};
 }
 
 uint64_t host_hash() {

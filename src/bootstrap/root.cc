@@ -218,21 +218,17 @@ void serve_root(UniqueFd listener, const Secret& secret, int64_t timeout_ms) {
 }
 
 Result<sclUniqueId> serve_new_unique_id(int64_t timeout_ms) {
-  Result<Secret> secret = random_secret();
-  if (!secret.ok()) return secret.status();
+  SCL_ASSIGN_OR_RETURN(Secret secret, random_secret());
   IdData id;
-  id.secret = *secret;
+  id.secret = secret;
   id.root.sin_family = AF_INET;
   id.root.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (const std::string a = process_text(Var::kBootstrapAddr); !a.empty()) {
-    Result<sockaddr_in> addr = parse_host_port(a + ":1", Deadline::after_ms(timeout_ms));
-    if (!addr.ok()) return addr.status();
-    id.root = *addr;
+    SCL_ASSIGN_OR_RETURN(id.root, parse_host_port(a + ":1", Deadline::after_ms(timeout_ms)));
     id.root.sin_port = 0;
   }
-  Result<UniqueFd> listener = tcp_listen(&id.root);
-  if (!listener.ok()) return listener.status();
-  start_root(std::move(*listener), id.secret, timeout_ms).detach();
+  SCL_ASSIGN_OR_RETURN(UniqueFd listener, tcp_listen(&id.root));
+  start_root(std::move(listener), id.secret, timeout_ms).detach();
   return encode_id(id);
 }
 

@@ -134,11 +134,10 @@ Result<UniqueFd> tcp_connect(const sockaddr_in& addr, const Deadline& deadline) 
   int backoff_ms = 1;
   int err = 0;
   for (;;) {
-    Result<UniqueFd> fd = connect_once(addr, deadline, &err);
-    if (!fd.ok()) return fd.status();
-    if (fd->valid()) {
+    SCL_ASSIGN_OR_RETURN(UniqueFd fd, connect_once(addr, deadline, &err));
+    if (fd.valid()) {
       int one = 1;
-      setsockopt(fd->get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       return fd;
     }
     // The root may not be listening yet (launchers start ranks in any order): retry.
@@ -205,11 +204,10 @@ Status recv_all(int fd, void* data, size_t n, const Deadline& deadline) {
 Result<std::vector<uint8_t>> recv_message(int fd, const Deadline& deadline, MsgType* type) {
   uint8_t hdr[kHeaderBytes];
   SCL_TRY(recv_all(fd, hdr, sizeof hdr, deadline));
-  Result<Header> h = decode_header(hdr);
-  if (!h.ok()) return h.status();
-  std::vector<uint8_t> payload(h->length);
+  SCL_ASSIGN_OR_RETURN(Header h, decode_header(hdr));
+  std::vector<uint8_t> payload(h.length);
   SCL_TRY(recv_all(fd, payload.data(), payload.size(), deadline));
-  *type = h->type;
+  *type = h.type;
   return payload;
 }
 

@@ -55,12 +55,11 @@ Status allreduce_twoshot(CollContext& c, const Call& call, const std::vector<Cal
     shards[p] = shard_of(m, es, c.nranks, int(p));
     tiles[p] = shards[p].tiles;
     if (p == size_t(c.rank)) continue;
-    Result<const char*> out = c.view_block(int(p), descs[p].out, 0, 0, bytes);
-    if (!out.ok()) return out.status();
-    if (!*out)
+    SCL_ASSIGN_OR_RETURN(const char* out, c.view_block(int(p), descs[p].out, 0, 0, bytes));
+    if (!out)
       return Errorf(sclRemoteError, "%s: rank %d published an unmapped shard", c.where().c_str(),
                     int(p));
-    outputs[p] = *out;
+    outputs[p] = out;
   }
   // Nobody reads the peers' shards in our output during the call: past the caches, they are
   // written with non-temporal stores. Not in place: there the lines are ours, already cached.

@@ -25,10 +25,8 @@ Status alltoallv(CollContext& c, const Call& call) {
       extent = std::max(extent, (call.sdispls[p] + call.sendcounts[p]) * es);
   }
   CallDesc d = make_desc(c, call);
-  Result<RemoteRef> ref =
-      c.stager.publish_own(Outgoing{call.send, 0, 1, extent}, &c.alltoallv_staged);
-  if (!ref.ok()) return ref.status();
-  d.send = *ref;
+  SCL_ASSIGN_OR_RETURN(
+      d.send, c.stager.publish_own(Outgoing{call.send, 0, 1, extent}, &c.alltoallv_staged));
   d.send.stride = es;  // block b = element displacement b
 
   Status s = run_step(c, d, [&](const std::vector<CallDesc>& descs) -> Status {

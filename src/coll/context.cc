@@ -32,10 +32,9 @@ Status CollContext::read_block(int peer, const RemoteRef& ref, size_t block, uin
   if (bytes == 0 || bytes < exec->min_part_bytes()) {
     return in_call(*this, mem.read(peer, ref, block, offset, bytes, dst, stream));
   }
-  Result<const char*> src = view_block(peer, ref, block, offset, bytes);
-  if (!src.ok()) return src.status();
-  if (*src) {  // mapped: a pure move
-    exec->copy(dst, *src, bytes, stream);
+  SCL_ASSIGN_OR_RETURN(const char* src, view_block(peer, ref, block, offset, bytes));
+  if (src) {  // mapped: a pure move
+    exec->copy(dst, src, bytes, stream);
     return Status::Ok();
   }
   // Read through the peer's process (CMA): every worker reads its part.

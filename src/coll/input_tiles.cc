@@ -24,10 +24,9 @@ Status InputTiles::load(size_t offset, size_t bytes) {
       continue;
     }
     const RemoteRef& ref = descs_[size_t(p)].send;
-    Result<const char*> src = c_.view_block(p, ref, block_, offset, bytes);
-    if (!src.ok()) return src.status();
-    if (*src) {
-      srcs[size_t(p)] = *src;
+    SCL_ASSIGN_OR_RETURN(const char* src, c_.view_block(p, ref, block_, offset, bytes));
+    if (src) {
+      srcs[size_t(p)] = src;
       continue;
     }
     std::vector<char>& buf = scratch_.fetched[size_t(p)];

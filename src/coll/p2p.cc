@@ -89,10 +89,10 @@ Result<bool> Batch::try_post(Pending& s) {
     return false;
   }
   const size_t bytes = op.count * elem_size(op.dtype);
-  Result<RemoteRef> ref = c_.stager.publish_own(Outgoing{op.send, 0, 1, bytes}, &s.staged);
-  if (!ref.ok()) return ref.status();
+  SCL_ASSIGN_OR_RETURN(RemoteRef ref,
+                       c_.stager.publish_own(Outgoing{op.send, 0, 1, bytes}, &s.staged));
   P2PChannel& ch = c_.regions.p2p_send.in(c_.me())[peer];
-  ch.slots[(s.k - 1) % kP2PSlots] = P2PSlot{op.count, op.dtype, 0, *ref};
+  ch.slots[(s.k - 1) % kP2PSlots] = P2PSlot{op.count, op.dtype, 0, ref};
   c_.signal(ch.posted, s.k);
   s.posted = true;
   return true;

@@ -72,11 +72,11 @@ Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank
     const std::vector<uint8_t> name = (*ep)->name();
     blob.insert(blob.end(), name.begin(), name.end());
   }
-  Result<std::vector<std::vector<uint8_t>>> blobs = bootstrap::share_blobs(joined, blob, deadline);
-  if (!blobs.ok()) return blobs.status();
+  SCL_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> blobs,
+                       bootstrap::share_blobs(joined, blob, deadline));
   std::vector<std::vector<uint8_t>> names;
-  for (size_t r = 0; r < blobs->size(); ++r) {
-    const std::vector<uint8_t>& b = (*blobs)[r];
+  for (size_t r = 0; r < blobs.size(); ++r) {
+    const std::vector<uint8_t>& b = blobs[r];
     if (b.size() < sizeof settings) {
       return Errorf(sclRemoteError, "rank %zu sent %zu bytes for its settings and address", r,
                     b.size());
@@ -99,13 +99,12 @@ Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank
 
   std::vector<int> local;
   for (int l = 0; l < topo->per_host; ++l) local.push_back(topo->world_of(topo->host, l));
-  Result<std::vector<PeerHeapRef>> maps = exch.exchange(table, local, rank, deadline);
-  if (!maps.ok()) return maps.status();
+  SCL_ASSIGN_OR_RETURN(std::vector<PeerHeapRef> maps, exch.exchange(table, local, rank, deadline));
   std::vector<RankInfo> host_table;
   std::vector<PeerHeapRef> host_maps;
   for (int w : local) {
     host_table.push_back(table[size_t(w)]);
-    host_maps.push_back(std::move((*maps)[size_t(w)]));
+    host_maps.push_back(std::move(maps[size_t(w)]));
   }
   SCL_TRY(init_from_table(host_table, std::move(host_maps)));
   world_rank_ = rank;

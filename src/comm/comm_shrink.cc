@@ -131,13 +131,12 @@ Result<std::shared_ptr<Communicator>> Communicator::shrink_in_turn(std::span<con
   RankSet gone(n);
   for (int r : exclude) gone.add(r);
   if (!shrink_words_) {
-    Result<Heap*> heap = Heap::instance();
-    if (!heap.ok()) return heap.status();
-    Result<void*> words = (*heap)->allocate(ShrinkRecord::words_for(n) * sizeof(uint64_t));
-    if (!words.ok()) return words.status();
-    shrink_words_ = static_cast<uint64_t*>(*words);
+    SCL_ASSIGN_OR_RETURN(auto* heap, Heap::instance());
+    SCL_ASSIGN_OR_RETURN(void* words,
+                         heap->allocate(ShrinkRecord::words_for(n) * sizeof(uint64_t)));
+    shrink_words_ = static_cast<uint64_t*>(words);
     ShrinkSlot* slot = layout_.shrink.in(ctx_.mine.cb);
-    slot->offset = (*heap)->offset_of(shrink_words_);
+    slot->offset = heap->offset_of(shrink_words_);
     slot->words = ShrinkRecord::words_for(n);
   }
   ++shrink_attempt_;  // a failed shrink may be tried again: votes of earlier attempts are ignored
@@ -238,10 +237,9 @@ Status Communicator::join_shrunk(Communicator& parent, const std::vector<int>& m
     info.staging_offset = parts[i].part.staging_offset;
     info.staging_bytes = parts[i].part.staging_bytes;
     table.push_back(info);
-    Result<PeerHeapRef> m =
-        w == parent.rank() ? PeerHeapRef::self() : PeerHeapRef::share(info.heap_nonce);
-    if (!m.ok()) return m.status();
-    maps.push_back(std::move(*m));
+    SCL_ASSIGN_OR_RETURN(PeerHeapRef m, w == parent.rank() ? PeerHeapRef::self()
+                                                           : PeerHeapRef::share(info.heap_nonce));
+    maps.push_back(std::move(m));
   }
   SCL_TRY(init_from_table(table, std::move(maps)));
   if (!parent.rail_ || local.size() == members.size()) {

@@ -26,9 +26,7 @@ Status Communicator::configure_child(Communicator& child, const sclConfig_t* con
     child.cfg_ = cfg_;
     return Status::Ok();
   }
-  Result<CommConfig> cfg = resolve_comm_config(config);
-  if (!cfg.ok()) return cfg.status();
-  child.cfg_ = *cfg;
+  SCL_ASSIGN_OR_RETURN(child.cfg_, resolve_comm_config(config));
   return Status::Ok();
 }
 

@@ -30,9 +30,7 @@ Status start_env_root(const InitRequest& req, int64_t timeout_ms, std::jthread* 
     fcntl(listener.get(), F_SETFD, FD_CLOEXEC);
   } else {
     sockaddr_in addr = req.id.root;
-    Result<UniqueFd> l = bootstrap::tcp_listen(&addr);
-    if (!l.ok()) return l.status();
-    listener = std::move(*l);
+    SCL_ASSIGN_OR_RETURN(listener, bootstrap::tcp_listen(&addr));
   }
   *root = bootstrap::start_root(std::move(listener), req.id.secret, timeout_ms);
   return Status::Ok();
@@ -48,25 +46,22 @@ uint64_t random_instance() {
 
 Result<std::shared_ptr<Communicator>> Communicator::create(const InitRequest& req) {
   SCL_TRY(check_environment());
-  Result<CommConfig> cfg = resolve_comm_config(req.config);
-  if (!cfg.ok()) return cfg.status();
+  SCL_ASSIGN_OR_RETURN(CommConfig cfg, resolve_comm_config(req.config));
   std::shared_ptr<Communicator> comm(new Communicator());
-  comm->cfg_ = *cfg;
-  const Deadline deadline = Deadline::after_ms(cfg->timeout_ms.value);
+  comm->cfg_ = cfg;
+  const Deadline deadline = Deadline::after_ms(cfg.timeout_ms.value);
   SCL_TRY(comm->allocate_blocks(req.nranks));
 
-  Result<HeapExchange> exch = HeapExchange::listen(req.id.secret);
-  if (!exch.ok()) return exch.status();
+  SCL_ASSIGN_OR_RETURN(HeapExchange exch, HeapExchange::listen(req.id.secret));
   std::jthread root;  // joined on every return: the root has sent every table by then
-  if (req.serve_root) SCL_TRY(start_env_root(req, cfg->timeout_ms.value, &root));
+  if (req.serve_root) SCL_TRY(start_env_root(req, cfg.timeout_ms.value, &root));
 
   RankInfo me = comm->describe(req);
-  me.exchange_name = exch->name();
-  Result<bootstrap::Joined> joined = bootstrap::rendezvous(req.id, me, deadline);
-  if (!joined.ok()) return joined.status();
+  me.exchange_name = exch.name();
+  SCL_ASSIGN_OR_RETURN(bootstrap::Joined joined, bootstrap::rendezvous(req.id, me, deadline));
   comm->published_ = true;  // from here on, a failure must not free blocks peers may read
 
-  const std::vector<RankInfo>& table = joined->table;
+  const std::vector<RankInfo>& table = joined.table;
   std::vector<int> local;
   Status s;
   for (const RankInfo& r : table) {
@@ -77,9 +72,9 @@ Result<std::shared_ptr<Communicator>> Communicator::create(const InitRequest& re
     }
   }
   if (s.ok() && bootstrap::spans_hosts(table)) {
-    s = comm->init_across_hosts(*joined, req.rank, *exch, deadline);
+    s = comm->init_across_hosts(joined, req.rank, exch, deadline);
   } else if (s.ok()) {
-    Result<std::vector<PeerHeapRef>> maps = exch->exchange(table, local, req.rank, deadline);
+    Result<std::vector<PeerHeapRef>> maps = exch.exchange(table, local, req.rank, deadline);
     s = maps.ok() ? comm->init_from_table(table, std::move(*maps)) : maps.status();
   }
   if (!s.ok()) {
@@ -90,17 +85,11 @@ Result<std::shared_ptr<Communicator>> Communicator::create(const InitRequest& re
 }
 
 Status Communicator::allocate_blocks(int nranks) {
-  Result<Heap*> heap = Heap::instance();
-  if (!heap.ok()) return heap.status();
-  Result<Heap*> bells = Heap::doorbells();
-  if (!bells.ok()) return bells.status();
+  SCL_ASSIGN_OR_RETURN(auto* heap, Heap::instance());
+  SCL_ASSIGN_OR_RETURN(auto* bells, Heap::doorbells());
   layout_ = ControlLayout::of(nranks);
-  Result<void*> cb = (*heap)->allocate(layout_.bytes());
-  if (!cb.ok()) return cb.status();
-  cb_ = *cb;
-  Result<void*> doorbells = (*bells)->allocate(layout_.lines() * sizeof(Doorbell));
-  if (!doorbells.ok()) return doorbells.status();
-  doorbells_ = *doorbells;
+  SCL_ASSIGN_OR_RETURN(cb_, heap->allocate(layout_.bytes()));
+  SCL_ASSIGN_OR_RETURN(doorbells_, bells->allocate(layout_.lines() * sizeof(Doorbell)));
   std::memset(cb_, 0, layout_.bytes());
   std::memset(doorbells_, 0, layout_.lines() * sizeof(Doorbell));
   auto* block = new (cb_) ControlBlock();
@@ -108,9 +97,7 @@ Status Communicator::allocate_blocks(int nranks) {
   layout_.cma.in(block)->block_va = reinterpret_cast<uintptr_t>(block);  // for peers' CMA probe
   *layout_.settings.in(block) = SharedSettings::of_process();
   // Virtual until a foreign buffer needs it: pages are touched only by staging copies.
-  Result<void*> staging = (*heap)->allocate(size_t(cfg_.staging_bytes.value));
-  if (!staging.ok()) return staging.status();
-  staging_ = *staging;
+  SCL_ASSIGN_OR_RETURN(staging_, heap->allocate(size_t(cfg_.staging_bytes.value)));
   return Status::Ok();
 }
 
@@ -173,9 +160,7 @@ Status Communicator::init_from_table(const std::vector<RankInfo>& table,
 
   std::vector<pid_t> watched = pids;
   watched[size_t(ctx_.rank)] = -1;
-  Result<Liveness> live = Liveness::watch(watched);
-  if (!live.ok()) return live.status();
-  live_ = std::move(*live);
+  SCL_ASSIGN_OR_RETURN(live_, Liveness::watch(watched));
   // Workers and engines: the cost model sizes the team unless the configuration pins it, for
   // every rank on the host (a split's parent may have more than this communicator). Every
   // thread that may spin counts towards oversubscription.

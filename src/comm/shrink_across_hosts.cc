@@ -11,15 +11,14 @@
 namespace stratacl {
 
 Status Communicator::prepare_child_endpoint(Communicator& child, ShrinkPart* part) {
-  Result<std::unique_ptr<net::Endpoint>> ep =
-      net::Endpoint::open(rail_->endpoint().spin_ns(), true);
-  if (!ep.ok()) return ep.status();
-  const std::vector<uint8_t> name = (*ep)->name();
+  SCL_ASSIGN_OR_RETURN(std::unique_ptr<net::Endpoint> ep,
+                       net::Endpoint::open(rail_->endpoint().spin_ns(), true));
+  const std::vector<uint8_t> name = ep->name();
   if (name.empty() || name.size() > sizeof part->name)
     return Errorf(sclSystemError, "shrink: a network address of %zu bytes", name.size());
   std::memcpy(part->name, name.data(), name.size());
   part->name_bytes = uint32_t(name.size());
-  child.child_ep_ = std::move(*ep);
+  child.child_ep_ = std::move(ep);
   return Status::Ok();
 }
 

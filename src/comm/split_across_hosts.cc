@@ -71,13 +71,12 @@ Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards,
 Status Communicator::join_network(const std::vector<uint64_t>& hosts,
                                   const std::vector<std::vector<uint8_t>>& names, int me) {
   std::unique_ptr<net::Endpoint> ep = std::move(child_ep_);
-  Result<net::Topology> topo = net::Topology::of(hosts, me);
-  if (!topo.ok()) return topo.status();
-  if (topo->hosts == 1) return Status::Ok();  // every member on our host: no network needed
+  SCL_ASSIGN_OR_RETURN(net::Topology topo, net::Topology::of(hosts, me));
+  if (topo.hosts == 1) return Status::Ok();  // every member on our host: no network needed
   SCL_TRY(ep->connect(names, me));
   world_rank_ = me;
   world_nranks_ = int(names.size());
-  set_rail(std::move(ep), *topo);
+  set_rail(std::move(ep), topo);
   return start_heartbeat();
 }
 

@@ -349,9 +349,7 @@ Result<CommConfig> resolve_comm_config(const sclConfig_t* user) {
   }
   CommConfig c;
   auto pick = [&](Var v, long long field, long long undef, Setting* out) -> Status {
-    Result<Setting> env = process_setting(v);
-    if (!env.ok()) return env.status();
-    *out = *env;
+    SCL_ASSIGN_OR_RETURN(*out, process_setting(v));
     if (!user || field == undef) return Status::Ok();
     const VarSpec& s = spec(v);
     if (field < s.min || field > s.max) {

@@ -57,9 +57,25 @@ class [[nodiscard]] Result {
 
 }  // namespace stratacl
 
-// The one macro of error plumbing: return the Status of `expr` if it failed.
+// Error plumbing for the bodies of functions that return Status or a Result<U>.
+
+// Returns the Status of `expr` if it failed.
 #define SCL_TRY(expr)                                  \
   do {                                                 \
     ::stratacl::Status scl_try_status_ = (expr);       \
     if (!scl_try_status_.ok()) return scl_try_status_; \
   } while (0)
+
+// Evaluates `expr`, a Result<T>: returns its Status if it failed, else moves its value into
+// `lhs`, a declaration (`auto fd`, `Heap* heap`) or a variable already declared (`cb_`):
+//   SCL_ASSIGN_OR_RETURN(UniqueFd fd, tcp_listen(&addr));
+// It expands to several statements (not the lone body of an unbraced if or loop), and `lhs`
+// may hold no unparenthesised comma (`expr` may).
+#define SCL_ASSIGN_OR_RETURN(lhs, ...) \
+  SCL_ASSIGN_OR_RETURN_IMPL_(SCL_CONCAT_(scl_result_, __COUNTER__), lhs, __VA_ARGS__)
+#define SCL_ASSIGN_OR_RETURN_IMPL_(result, lhs, ...) \
+  auto result = (__VA_ARGS__);                       \
+  if (!result.ok()) return result.status();          \
+  lhs = std::move(result.value())
+#define SCL_CONCAT_(a, b) SCL_CONCAT_IMPL_(a, b)
+#define SCL_CONCAT_IMPL_(a, b) a##b

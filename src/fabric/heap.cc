@@ -40,10 +40,9 @@ Heap* existing_heap() { return g_heap.load(std::memory_order_acquire); }
 
 Result<Heap*> Heap::instance() {
   if (Heap* h = existing_heap()) return h;
-  Result<Setting> cap = process_setting(Var::kHeapBytes);
-  if (!cap.ok()) return cap.status();
+  SCL_ASSIGN_OR_RETURN(Setting cap, process_setting(Var::kHeapBytes));
   return get_or_create(g_heap, [&]() -> Result<Heap*> {
-    Result<Heap*> h = create("stratacl-heap", uint64_t(cap->value), "sclMemAlloc");
+    Result<Heap*> h = create("stratacl-heap", uint64_t(cap.value), "sclMemAlloc");
     if (h.ok()) install_fork_guard(*h);
     return h;
   });

@@ -145,15 +145,11 @@ bool from_one_of(int sock, const std::vector<pid_t>& pids) {
 }
 
 Result<OwnHeaps> own_heaps() {
-  Result<Heap*> data = Heap::instance();
-  if (!data.ok()) return data.status();
-  Result<Heap*> bells = Heap::doorbells();
-  if (!bells.ok()) return bells.status();
-  Result<UniqueFd> ro = (*data)->share_fd(false);
-  if (!ro.ok()) return ro.status();
-  Result<UniqueFd> rw = (*bells)->share_fd(true);
-  if (!rw.ok()) return rw.status();
-  return OwnHeaps{std::move(*ro), std::move(*rw)};
+  SCL_ASSIGN_OR_RETURN(auto* data, Heap::instance());
+  SCL_ASSIGN_OR_RETURN(auto* bells, Heap::doorbells());
+  SCL_ASSIGN_OR_RETURN(UniqueFd ro, data->share_fd(false));
+  SCL_ASSIGN_OR_RETURN(UniqueFd rw, bells->share_fd(true));
+  return OwnHeaps{std::move(ro), std::move(rw)};
 }
 
 }  // namespace
@@ -176,8 +172,7 @@ Result<HeapExchange> HeapExchange::listen(const Secret& secret) {
 Result<std::vector<PeerHeapRef>> HeapExchange::exchange(const std::vector<RankInfo>& table,
                                                         const std::vector<int>& local, int me,
                                                         const Deadline& deadline) {
-  Result<OwnHeaps> mine = own_heaps();
-  if (!mine.ok()) return mine.status();
+  SCL_ASSIGN_OR_RETURN(OwnHeaps mine, own_heaps());
   std::vector<Received> got(table.size());
   // Lower ranks accept, higher ranks connect: the dependency graph has no cycle, so no deadlock.
   for (int j : local) {
@@ -193,13 +188,12 @@ Result<std::vector<PeerHeapRef>> HeapExchange::exchange(const std::vector<RankIn
       usleep(1000);
     }
     SCL_TRY(check_creds(s.get(), table[j]));
-    SCL_TRY(send_heaps(s.get(), secret_, me, *mine));
+    SCL_TRY(send_heaps(s.get(), secret_, me, mine));
     SCL_TRY(wait_readable(s.get(), deadline, "a local peer did not answer in time"));
-    Result<Received> r = recv_heaps(s.get(), secret_);
-    if (!r.ok()) return r.status();
-    if (r->rank != j)
-      return Errorf(sclRemoteError, "heap exchange: rank %d answered as %d", j, r->rank);
-    got[j] = std::move(*r);
+    SCL_ASSIGN_OR_RETURN(Received r, recv_heaps(s.get(), secret_));
+    if (r.rank != j)
+      return Errorf(sclRemoteError, "heap exchange: rank %d answered as %d", j, r.rank);
+    got[j] = std::move(r);
   }
 
   // Accept every higher local rank. A connection from any process but theirs (SO_PEERCRED: our
@@ -243,7 +237,7 @@ Result<std::vector<PeerHeapRef>> HeapExchange::exchange(const std::vector<RankIn
           !check_creds(p.sock.get(), table[from]).ok()) {
         continue;
       }
-      SCL_TRY(send_heaps(p.sock.get(), secret_, me, *mine));
+      SCL_TRY(send_heaps(p.sock.get(), secret_, me, mine));
       got[from] = std::move(*r);
       ++joined;
     }
@@ -263,9 +257,7 @@ Result<std::vector<PeerHeapRef>> HeapExchange::exchange(const std::vector<RankIn
   std::vector<PeerHeapRef> maps(table.size());
   for (int j : local) {
     if (j == me) {
-      Result<PeerHeapRef> self = PeerHeapRef::self();
-      if (!self.ok()) return self.status();
-      maps[j] = std::move(*self);
+      SCL_ASSIGN_OR_RETURN(maps[j], PeerHeapRef::self());
       continue;
     }
     const PeerHeapFds fds{got[j].data.get(), got[j].doorbells.get(), table[j].heap_bytes,

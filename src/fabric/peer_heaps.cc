@@ -104,15 +104,14 @@ Result<PeerHeapRef> PeerHeapRef::acquire(uint64_t nonce, const PeerHeapFds& fds)
   if (table().count(nonce)) return share_locked(nonce);
   SCL_TRY(check_segment(fds.data, fds.data_bytes, "data"));
   SCL_TRY(check_segment(fds.doorbells, fds.doorbell_bytes, "doorbell"));
-  Result<void*> data = map_segment(fds.data, fds.data_bytes, PROT_READ, "data");
-  if (!data.ok()) return data.status();
+  SCL_ASSIGN_OR_RETURN(void* data, map_segment(fds.data, fds.data_bytes, PROT_READ, "data"));
   Result<void*> bells =
       map_segment(fds.doorbells, fds.doorbell_bytes, PROT_READ | PROT_WRITE, "doorbell");
   if (!bells.ok()) {
-    munmap(*data, fds.data_bytes);
+    munmap(data, fds.data_bytes);
     return bells.status();
   }
-  table().emplace(nonce, Mapping{static_cast<const char*>(*data), static_cast<char*>(*bells),
+  table().emplace(nonce, Mapping{static_cast<const char*>(data), static_cast<char*>(*bells),
                                  fds.data_bytes, fds.doorbell_bytes, 0});
   return share_locked(nonce);
 }
@@ -125,14 +124,12 @@ Result<PeerHeapRef> PeerHeapRef::share(uint64_t nonce) {
 }
 
 Result<PeerHeapRef> PeerHeapRef::self() {
-  Result<Heap*> data = Heap::instance();
-  if (!data.ok()) return data.status();
-  Result<Heap*> bells = Heap::doorbells();
-  if (!bells.ok()) return bells.status();
+  SCL_ASSIGN_OR_RETURN(auto* data, Heap::instance());
+  SCL_ASSIGN_OR_RETURN(auto* bells, Heap::doorbells());
   PeerHeapRef r;
-  r.data_ = (*data)->base(), r.doorbells_ = (*bells)->base();
-  r.data_bytes_ = (*data)->capacity(), r.doorbell_bytes_ = (*bells)->capacity();
-  r.nonce_ = (*data)->nonce();
+  r.data_ = data->base(), r.doorbells_ = bells->base();
+  r.data_bytes_ = data->capacity(), r.doorbell_bytes_ = bells->capacity();
+  r.nonce_ = data->nonce();
   return r;
 }
 

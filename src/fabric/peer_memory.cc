@@ -27,9 +27,8 @@ Result<const char*> MappedAccess::view(int peer, uint64_t addr, uint64_t bytes) 
 }
 
 Status MappedAccess::read(int peer, uint64_t addr, uint64_t bytes, char* dst, bool stream) const {
-  Result<const char*> src = view(peer, addr, bytes);
-  if (!src.ok()) return src.status();
-  copy_out(dst, *src, bytes, stream);
+  SCL_ASSIGN_OR_RETURN(const char* src, view(peer, addr, bytes));
+  copy_out(dst, src, bytes, stream);
   return Status::Ok();
 }
 
@@ -58,21 +57,19 @@ Result<const PeerAccess*> PeerMemory::access(int peer, const RemoteRef& ref) con
 
 Result<const char*> PeerMemory::view(int peer, const RemoteRef& ref, size_t block, uint64_t offset,
                                      uint64_t bytes) const {
-  Result<const PeerAccess*> a = access(peer, ref);
-  if (!a.ok()) return a.status();
+  SCL_ASSIGN_OR_RETURN(const PeerAccess* a, access(peer, ref));
   uint64_t addr;
   if (!block_address(ref.addr, ref.stride, block, offset, &addr)) return bad_ref(peer);
-  return (*a)->view(peer, addr, bytes);
+  return a->view(peer, addr, bytes);
 }
 
 Status PeerMemory::read(int peer, const RemoteRef& ref, size_t block, uint64_t offset,
                         uint64_t bytes, char* dst, bool stream) const {
   if (bytes == 0) return Status::Ok();
-  Result<const PeerAccess*> a = access(peer, ref);
-  if (!a.ok()) return a.status();
+  SCL_ASSIGN_OR_RETURN(const PeerAccess* a, access(peer, ref));
   uint64_t addr;
   if (!block_address(ref.addr, ref.stride, block, offset, &addr)) return bad_ref(peer);
-  return (*a)->read(peer, addr, bytes, dst, stream);
+  return a->read(peer, addr, bytes, dst, stream);
 }
 
 }  // namespace stratacl

@@ -15,11 +15,10 @@ StagedBlock& StagedBlock::operator=(StagedBlock&& o) noexcept {
 }
 
 Result<StagedBlock> StagedBlock::allocate(Heap* heap, size_t bytes) {
-  Result<void*> p = heap->allocate(bytes);
-  if (!p.ok()) return p.status();
+  SCL_ASSIGN_OR_RETURN(void* p, heap->allocate(bytes));
   StagedBlock b;
   b.heap_ = heap;
-  b.ptr_ = static_cast<char*>(*p);
+  b.ptr_ = static_cast<char*>(p);
   b.bytes_ = bytes;
   return b;
 }
@@ -104,9 +103,7 @@ Status Stager::fit(StagedBlock* block, size_t bytes) const {
   const bool oversized = block->bytes() >= (size_t(4) << 20) && block->bytes() / 4 > bytes;
   if (block->bytes() >= bytes && !oversized) return Status::Ok();
   block->reset();  // first, so that the heap can reuse its range
-  Result<StagedBlock> b = StagedBlock::allocate(heap_, bytes);
-  if (!b.ok()) return b.status();
-  *block = std::move(*b);
+  SCL_ASSIGN_OR_RETURN(*block, StagedBlock::allocate(heap_, bytes));
   return Status::Ok();
 }
 

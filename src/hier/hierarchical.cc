@@ -44,12 +44,10 @@ void HeapScratch::release() {
 
 Result<char*> HeapScratch::get(size_t bytes) {
   if (bytes <= size_ && bytes_) return bytes_;
-  Result<Heap*> heap = Heap::instance();
-  if (!heap.ok()) return heap.status();
+  SCL_ASSIGN_OR_RETURN(auto* heap, Heap::instance());
   release();  // the call before completed: every peer is done with it
-  Result<void*> p = (*heap)->allocate(std::max<size_t>(bytes, 1));
-  if (!p.ok()) return p.status();
-  bytes_ = static_cast<char*>(*p);
+  SCL_ASSIGN_OR_RETURN(void* p, heap->allocate(std::max<size_t>(bytes, 1)));
+  bytes_ = static_cast<char*>(p);
   size_ = bytes;
   return bytes_;
 }

@@ -166,9 +166,7 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
     }
     std::vector<char> blocks(ids.size() * sizeof(int64_t) * size_t(n));
     SCL_TRY(allgather_bytes(c, ids.data(), ids.size() * sizeof(int64_t), blocks.data()));
-    Result<std::shared_ptr<const Routing>> r = routing_of(c, p, cards, blocks);
-    if (!r.ok()) return r.status();
-    routing = *r;
+    SCL_ASSIGN_OR_RETURN(routing, routing_of(c, p, cards, blocks));
   }
 
   // Our rows for each destination, in token order.
@@ -183,8 +181,7 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
   }
   size_t total = 0;
   for (size_t b : sendcounts) total += b;
-  Result<char*> send = c.moe.send.get(total);
-  if (!send.ok()) return send.status();
+  SCL_ASSIGN_OR_RETURN(char* send, c.moe.send.get(total));
   std::vector<size_t> cursor(size_t(n), 0);
   for (int d = 1; d < n; ++d) cursor[size_t(d)] = cursor[size_t(d) - 1] + sendcounts[size_t(d) - 1];
   const char* x = call.x.ptr;
@@ -192,7 +189,7 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
   const auto* weights = reinterpret_cast<const float*>(call.weights.ptr);
   for (int t = 0; t < call.tokens; ++t) {
     for (int d : routing->destinations(me, t)) {
-      char* r = *send + cursor[size_t(d)];
+      char* r = send + cursor[size_t(d)];
       cursor[size_t(d)] += rec.bytes();
       std::memcpy(r, x + size_t(t) * rec.x, rec.x);
       if (rec.scales) std::memcpy(r + rec.x, scales + size_t(t) * rec.scales, rec.scales);
@@ -202,15 +199,14 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
   }
   total = 0;
   for (size_t b : recvcounts) total += b;
-  Result<char*> recv = c.moe.recv.get(total);
-  if (!recv.ok()) return recv.status();
-  SCL_TRY(exchange(c, LocalBuffer{*send, MemKind::kHeap}, sendcounts, *recv, recvcounts));
+  SCL_ASSIGN_OR_RETURN(char* recv, c.moe.recv.get(total));
+  SCL_TRY(exchange(c, LocalBuffer{send, MemKind::kHeap}, sendcounts, recv, recvcounts));
 
   // Place what came, source by source, token by token: the order of the rows on one host.
   const sclMoeRecv_t& out = call.out;
   std::vector<int> count(size_t(p.local_experts), 0);
   size_t row = 0;
-  const char* from = *recv;
+  const char* from = recv;
   for (int s = 0; s < n; ++s) {
     for (int t = 0; t < routing->tokens(s); ++t) {
       const std::span<const int> dests = routing->destinations(s, t);
@@ -274,9 +270,8 @@ Status moe_combine(Context& c, const moe::Call& call) {
     for (int g = 0; g < p.num_experts; ++g) {
       if (p.owner[size_t(g)] == me) rows += size_t(routing->pairs_before(g, n));
     }
-    Result<char*> send = c.moe.send.get(rows * row);
-    if (!send.ok()) return send.status();
-    char* next = *send;
+    SCL_ASSIGN_OR_RETURN(char* send, c.moe.send.get(rows * row));
+    char* next = send;
     std::vector<int64_t> chose(size_t(p.num_experts), 0);
     for (int s = 0; s < n; ++s) {
       std::fill(chose.begin(), chose.end(), 0);
@@ -295,13 +290,12 @@ Status moe_combine(Context& c, const moe::Call& call) {
         }
       }
     }
-    held = LocalBuffer{*send, MemKind::kHeap};
+    held = LocalBuffer{send, MemKind::kHeap};
   }
   size_t total = 0;
   for (size_t b : recvcounts) total += b;
-  Result<char*> recv = c.moe.recv.get(total);
-  if (!recv.ok()) return recv.status();
-  SCL_TRY(exchange(c, held, sendcounts, *recv, recvcounts));
+  SCL_ASSIGN_OR_RETURN(char* recv, c.moe.recv.get(total));
+  SCL_TRY(exchange(c, held, sendcounts, recv, recvcounts));
 
   // Sum each token's terms in the order of one host: ascending destination (token-major),
   // ascending top-k slot, weighted (expert-major). A token without terms gets a zero row.
@@ -313,7 +307,7 @@ Status moe_combine(Context& c, const moe::Call& call) {
   for (int t = 0; t < routing->tokens(me); ++t) {
     terms.clear(), w.clear();
     auto take = [&](int d, float weight) {
-      terms.push_back(*recv + cursor[size_t(d)]);
+      terms.push_back(recv + cursor[size_t(d)]);
       cursor[size_t(d)] += row;
       w.push_back(weight);
     };

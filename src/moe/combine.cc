@@ -116,10 +116,8 @@ Status sum_terms(CollContext& c, const Plan& p, const TermList& list, bool weigh
       const size_t a = list.first[t], n = list.first[t + 1] - a;
       for (size_t i = 0; i < n; ++i) {
         const Term& term = list.terms[a + i];
-        Result<const char*> src =
-            peer_bytes(c, term.peer, *term.ref, term.block, term.offset, row, scratch[i]);
-        if (!src.ok()) return src.status();
-        rows[i] = *src;
+        SCL_ASSIGN_OR_RETURN(
+            rows[i], peer_bytes(c, term.peer, *term.ref, term.block, term.offset, row, scratch[i]));
         w[i] = term.weight;
       }
       char* dst = out + t * row;

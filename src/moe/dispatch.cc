@@ -45,17 +45,13 @@ struct Source {
 Result<Source> open_source(CollContext& c, const Lines& from, const Plan& p, int s, int tokens) {
   Source src;
   const size_t t = size_t(tokens);
-  Result<PeerRows> x = PeerRows::open(c, s, from.x, t, p.x_row_bytes());
-  if (!x.ok()) return x.status();
-  src.x = *x;
+  SCL_ASSIGN_OR_RETURN(src.x, PeerRows::open(c, s, from.x, t, p.x_row_bytes()));
   if (p.x_fp8()) {
-    Result<PeerRows> sc = PeerRows::open(c, s, from.scales, t, p.scale_cols() * sizeof(float));
-    if (!sc.ok()) return sc.status();
-    src.scales = *sc;
+    SCL_ASSIGN_OR_RETURN(src.scales,
+                         PeerRows::open(c, s, from.scales, t, p.scale_cols() * sizeof(float)));
   }
-  Result<PeerRows> w = PeerRows::open(c, s, from.weights, t, size_t(p.topk) * sizeof(float));
-  if (!w.ok()) return w.status();
-  src.weights = *w;
+  SCL_ASSIGN_OR_RETURN(src.weights,
+                       PeerRows::open(c, s, from.weights, t, size_t(p.topk) * sizeof(float)));
   return src;
 }
 
@@ -67,9 +63,8 @@ Status pull_row(const Plan& p, const Source& src, int t, char* dst, float* dst_s
     if (p.x_fp8()) SCL_TRY(src.scales.copy(size_t(t), dst_scales, false));
     return Status::Ok();
   }
-  Result<const char*> row = src.x.row(size_t(t), scratch);
-  if (!row.ok()) return row.status();
-  quantize_bf16_to_e4m3(*row, p.hidden, dst, dst_scales);
+  SCL_ASSIGN_OR_RETURN(const char* row, src.x.row(size_t(t), scratch));
+  quantize_bf16_to_e4m3(row, p.hidden, dst, dst_scales);
   return Status::Ok();
 }
 
@@ -107,9 +102,8 @@ Result<std::vector<Source>> open_sources(CollContext& c, Region<Lines> lines, co
                                          const Routing& routing) {
   std::vector<Source> sources;
   for (int s = 0; s < c.nranks; ++s) {
-    Result<Source> src = open_source(c, *lines.in(c.cb(s)), p, s, routing.tokens(s));
-    if (!src.ok()) return src.status();
-    sources.push_back(*src);
+    SCL_ASSIGN_OR_RETURN(Source src, open_source(c, *lines.in(c.cb(s)), p, s, routing.tokens(s)));
+    sources.push_back(src);
   }
   return sources;
 }
@@ -118,8 +112,7 @@ Result<std::vector<Source>> open_sources(CollContext& c, Region<Lines> lines, co
 Status pull_token_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
                         const sclMoeRecv_t& out) {
   const size_t k = size_t(p.topk);
-  Result<std::vector<Source>> sources = open_sources(c, lines, p, routing);
-  if (!sources.ok()) return sources.status();
+  SCL_ASSIGN_OR_RETURN(std::vector<Source> sources, open_sources(c, lines, p, routing));
   std::vector<Pull> pulls;
   std::fill_n(out.tokensPerExpert, p.local_experts, 0);
   for (int s = 0; s < c.nranks; ++s) {
@@ -136,12 +129,11 @@ Status pull_token_major(CollContext& c, Region<Lines> lines, const Plan& p, cons
   if (out.numRows) *out.numRows = int(pulls.size());
   // A row's expert ids (local, -1 elsewhere) and weights (0 elsewhere).
   auto ids_and_weights = [&](const Pull& u, std::vector<char>& scratch) -> Status {
-    const PeerRows& from = (*sources)[size_t(u.s)].weights;
+    const PeerRows& from = sources[size_t(u.s)].weights;
     const float* w = nullptr;
     if (!from.empty()) {
-      Result<const char*> row = from.row(size_t(u.t), scratch);
-      if (!row.ok()) return row.status();
-      w = reinterpret_cast<const float*>(*row);
+      SCL_ASSIGN_OR_RETURN(const char* row, from.row(size_t(u.t), scratch));
+      w = reinterpret_cast<const float*>(row);
     }
     const int64_t* ids = routing.ids(u.s, u.t);
     for (size_t j = 0; j < k; ++j) {
@@ -151,14 +143,13 @@ Status pull_token_major(CollContext& c, Region<Lines> lines, const Plan& p, cons
     }
     return Status::Ok();
   };
-  return pull_rows(c, p, *sources, pulls, out, ids_and_weights);
+  return pull_rows(c, p, sources, pulls, out, ids_and_weights);
 }
 
 // Expert-major: local expert e's rows are the (s, t) pairs that chose it, packed from row 0.
 Status pull_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, const Routing& routing,
                          const sclMoeRecv_t& out) {
-  Result<std::vector<Source>> sources = open_sources(c, lines, p, routing);
-  if (!sources.ok()) return sources.status();
+  SCL_ASSIGN_OR_RETURN(std::vector<Source> sources, open_sources(c, lines, p, routing));
   std::vector<Pull> pulls;
   std::vector<int> count(size_t(p.local_experts), 0);
   for (int s = 0; s < c.nranks; ++s) {
@@ -172,7 +163,7 @@ Status pull_expert_major(CollContext& c, Region<Lines> lines, const Plan& p, con
     }
   }
   std::copy(count.begin(), count.end(), out.tokensPerExpert);
-  return pull_rows(c, p, *sources, pulls, out,
+  return pull_rows(c, p, sources, pulls, out,
                    [](const Pull&, std::vector<char>&) { return Status::Ok(); });
 }
 
@@ -192,9 +183,7 @@ Status dispatch(CollContext& c, Region<Lines> lines, const Call& call) {
   // rank fails together instead of reading what is not there, or waiting.
   Staging& st = *call.staging;
   auto publish = [&](LocalBuffer buf, size_t row_bytes, StagedBlock* block, RemoteRef* ref) {
-    Result<RemoteRef> r = publish_rows(c, buf, tokens * row_bytes, row_bytes, block);
-    if (!r.ok()) return r.status();
-    *ref = *r;
+    SCL_ASSIGN_OR_RETURN(*ref, publish_rows(c, buf, tokens * row_bytes, row_bytes, block));
     return Status::Ok();
   };
   auto prepare = [&]() -> Status {
@@ -225,9 +214,7 @@ Status dispatch(CollContext& c, Region<Lines> lines, const Call& call) {
         }
       }
     } else {
-      Result<std::shared_ptr<const Routing>> r = gather_routing(c, lines, p);
-      if (!r.ok()) return r.status();
-      routing = *r;
+      SCL_ASSIGN_OR_RETURN(routing, gather_routing(c, lines, p));
     }
     return p.expert_major ? pull_expert_major(c, lines, p, *routing, call.out)
                           : pull_token_major(c, lines, p, *routing, call.out);

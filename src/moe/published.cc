@@ -26,9 +26,7 @@ Result<PeerRows> PeerRows::open(const CollContext& c, int peer, const RemoteRef&
   PeerRows r;
   if (ref.kind == RefKind::kNone || rows == 0) return r;
   r.c_ = &c, r.peer_ = peer, r.ref_ = ref, r.rows_ = rows, r.row_bytes_ = row_bytes;
-  Result<const char*> base = c.view_block(peer, ref, 0, 0, rows * row_bytes);
-  if (!base.ok()) return base.status();
-  r.base_ = *base;
+  SCL_ASSIGN_OR_RETURN(r.base_, c.view_block(peer, ref, 0, 0, rows * row_bytes));
   return r;
 }
 

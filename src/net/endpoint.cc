@@ -26,10 +26,9 @@ Status fabric_error(const char* what, int rc) {
 }  // namespace
 
 Result<std::unique_ptr<Endpoint>> Endpoint::open(int64_t spin_ns, bool yield) {
-  Result<InfoPtr> info = choose_provider();
-  if (!info.ok()) return info.status();
+  SCL_ASSIGN_OR_RETURN(InfoPtr info, choose_provider());
   std::unique_ptr<Endpoint> e(new Endpoint());
-  e->info_ = std::move(*info);
+  e->info_ = std::move(info);
   e->spin_ns_ = spin_ns;
   e->yield_ = yield;
   fi_info* i = e->info_.get();
@@ -183,9 +182,7 @@ Status Endpoint::listen(Transfer& t) {
 Status Endpoint::post_async(Transfer& t) {
   if (closed()) return Errorf(sclRemoteError, "network: the endpoint is closed");
   t.done = false, t.failed = false;
-  Result<void*> d = regs_->desc(t.buf, t.bytes);
-  if (!d.ok()) return d.status();
-  t.desc = *d;
+  SCL_ASSIGN_OR_RETURN(t.desc, regs_->desc(t.buf, t.bytes));
   const ssize_t rc = post(t);
   return rc == 0 ? Status::Ok()
                  : fabric_error(t.send ? "posting a send" : "posting a receive", int(rc));

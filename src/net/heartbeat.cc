@@ -35,9 +35,8 @@ int culprit_of(uint64_t word) { return int((word & kWordMask) >> (kUsageBit + 1)
 }  // namespace
 
 Result<std::unique_ptr<Heartbeat>> Heartbeat::open() {
-  Result<std::unique_ptr<Endpoint>> ep = Endpoint::open(0, false);
-  if (!ep.ok()) return ep.status();
-  std::unique_ptr<Heartbeat> h(new Heartbeat(std::move(*ep)));
+  SCL_ASSIGN_OR_RETURN(std::unique_ptr<Endpoint> ep, Endpoint::open(0, false));
+  std::unique_ptr<Heartbeat> h(new Heartbeat(std::move(ep)));
   h->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (h->wake_fd_ < 0) return SystemErrorf("heartbeat: eventfd");
   return h;

@@ -28,14 +28,11 @@ namespace stratacl::net {
 
 Status Endpoint::prepare_one_sided(Transfer& t) {
   if (t.send) {
-    Result<void*> d = regs_->desc(&t.cts, sizeof t.cts);
-    if (!d.ok()) return d.status();
-    t.cts_desc = *d;
+    SCL_ASSIGN_OR_RETURN(t.cts_desc, regs_->desc(&t.cts, sizeof t.cts));
     return Status::Ok();
   }
-  Result<Registrations::Remote> r = regs_->remote(t.buf, t.bytes);
-  if (!r.ok()) return r.status();
-  t.cts = ClearToSend{r->addr, r->key, t.bytes};
+  SCL_ASSIGN_OR_RETURN(Registrations::Remote r, regs_->remote(t.buf, t.bytes));
+  t.cts = ClearToSend{r.addr, r.key, t.bytes};
   return Status::Ok();
 }
 
@@ -140,11 +137,10 @@ Status Endpoint::one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer>
 
 Status Endpoint::write_for_testing(int peer, const void* buf, size_t bytes, const ClearToSend& cts,
                                    const Deadline& deadline) {
-  Result<void*> d = regs_->desc(buf, bytes);
-  if (!d.ok()) return d.status();
+  SCL_ASSIGN_OR_RETURN(void* d, regs_->desc(buf, bytes));
   Transfer t;
   ssize_t rc;
-  while ((rc = fi_writedata(ep_, buf, bytes, *d, 0, peers_[size_t(peer)], cts.addr, cts.key,
+  while ((rc = fi_writedata(ep_, buf, bytes, d, 0, peers_[size_t(peer)], cts.addr, cts.key,
                             &t.ctx)) == -FI_EAGAIN) {
     fi_cq_tagged_entry e;
     (void)fi_cq_read(cq_, &e, 1);

@@ -136,10 +136,9 @@ std::string describe(const fi_info& i) {
 
 Result<InfoPtr> choose_provider() {
   const std::string wanted = process_text(Var::kNetProvider);
-  Result<InfoPtr> all = getinfo(wanted);
-  if (!all.ok()) return all.status();
+  SCL_ASSIGN_OR_RETURN(InfoPtr all, getinfo(wanted));
   const fi_info* best = nullptr;
-  for (const fi_info* i = all->get(); i; i = i->next) {
+  for (const fi_info* i = all.get(); i; i = i->next) {
     if (wanted.empty() && shared_memory_provider(*i)) continue;
     if (!best || (loopback(*best) && !loopback(*i))) best = i;
     if (!loopback(*best)) break;

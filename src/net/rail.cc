@@ -186,11 +186,9 @@ Status Rail::point_to_point(std::span<Transfer> batch, const Deadline& d) {
 Result<char*> Rail::scratch(size_t bytes) {
   if (scratch_bytes_ >= bytes) return scratch_;
   release_scratch();
-  Result<Heap*> heap = Heap::instance();
-  if (!heap.ok()) return heap.status();
-  Result<void*> p = (*heap)->allocate(bytes);
-  if (!p.ok()) return p.status();
-  scratch_ = static_cast<char*>(*p), scratch_bytes_ = bytes;
+  SCL_ASSIGN_OR_RETURN(auto* heap, Heap::instance());
+  SCL_ASSIGN_OR_RETURN(void* p, heap->allocate(bytes));
+  scratch_ = static_cast<char*>(p), scratch_bytes_ = bytes;
   return scratch_;
 }
 
@@ -209,9 +207,7 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
   auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
   auto at = [&](int c) { return buf + first(c) * es; };
   const int next = peer((h + 1) % H), prev = peer((h + H - 1) % H);
-  Result<char*> scratched = scratch(bytes(H - 1) + es);
-  if (!scratched.ok()) return scratched.status();
-  char* tmp = *scratched;
+  SCL_ASSIGN_OR_RETURN(char* tmp, scratch(bytes(H - 1) + es));
   const bool os = one_sided(bytes(0));  // the smallest chunk: the same on every rank
   // Reduce-scatter: after step s, chunk (h - s - 1) holds the sum over s + 2 hosts.
   for (int s = 0; s + 1 < H; ++s) {
@@ -263,9 +259,7 @@ Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t coun
                             sclRedOp_t op, const Deadline& d) {
   const int H = topo_.hosts, me = topo_.host;
   const size_t bytes = count * reduce::dtype_size(dt);
-  Result<char*> scratched = scratch(bytes * size_t(H));
-  if (!scratched.ok()) return scratched.status();
-  char* in = *scratched;
+  SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes * size_t(H)));
   std::vector<Transfer> batch;
   for (int h = 0; h < H; ++h) {
     if (h == me) continue;
@@ -287,9 +281,7 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
     Transfer t = send_to(peer(root), mine, bytes);
     return run(std::span(&t, 1), d, one_sided(bytes));
   }
-  Result<char*> scratched = scratch(bytes * size_t(H));
-  if (!scratched.ok()) return scratched.status();
-  char* in = *scratched;
+  SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes * size_t(H)));
   std::vector<Transfer> batch;
   for (int h = 0; h < H; ++h) {
     if (h != root) batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));

@@ -61,33 +61,29 @@ Result<Registrations::Region> Registrations::region(const void* p, size_t bytes,
     }
     if (it == heap_.end()) {
       const uint64_t end = std::min((range.second + 1) * kChunkBytes, (*heap)->capacity());
-      Result<fid_mr*> mr = reg(first, end - range.first * kChunkBytes, local_access());
-      if (!mr.ok()) return mr.status();
-      it = heap_.emplace(range, Held{*mr, punches}).first;
+      SCL_ASSIGN_OR_RETURN(auto* mr, reg(first, end - range.first * kChunkBytes, local_access()));
+      it = heap_.emplace(range, Held{mr, punches}).first;
     }
     return Region{it->second.mr, first};
   }
   if (!needed) return Region{nullptr, nullptr};
-  Result<fid_mr*> mr = reg(p, bytes, local_access());
-  if (!mr.ok()) return mr.status();
-  temporary_.push_back(*mr);
-  return Region{*mr, static_cast<const char*>(p)};
+  SCL_ASSIGN_OR_RETURN(auto* mr, reg(p, bytes, local_access()));
+  temporary_.push_back(mr);
+  return Region{mr, static_cast<const char*>(p)};
 }
 
 Result<void*> Registrations::desc(const void* p, size_t bytes) {
-  Result<Region> r = region(p, bytes, (mr_mode_ & FI_MR_LOCAL) != 0);
-  if (!r.ok()) return r.status();
-  return r->mr ? fi_mr_desc(r->mr) : nullptr;
+  SCL_ASSIGN_OR_RETURN(Region r, region(p, bytes, (mr_mode_ & FI_MR_LOCAL) != 0));
+  return r.mr ? fi_mr_desc(r.mr) : nullptr;
 }
 
 Result<Registrations::Remote> Registrations::remote(const void* p, size_t bytes) {
   if (bytes == 0) return Remote{0, 0};  // nothing to write
   // A window of exactly this buffer, closed when the batch ends: its key lets a peer write
   // nowhere else, and at no other time.
-  Result<fid_mr*> mr = reg(p, bytes, FI_REMOTE_WRITE);
-  if (!mr.ok()) return mr.status();
-  temporary_.push_back(*mr);
-  return Remote{(mr_mode_ & FI_MR_VIRT_ADDR) ? reinterpret_cast<uint64_t>(p) : 0, fi_mr_key(*mr)};
+  SCL_ASSIGN_OR_RETURN(auto* mr, reg(p, bytes, FI_REMOTE_WRITE));
+  temporary_.push_back(mr);
+  return Remote{(mr_mode_ & FI_MR_VIRT_ADDR) ? reinterpret_cast<uint64_t>(p) : 0, fi_mr_key(mr)};
 }
 
 void Registrations::end_batch() {
