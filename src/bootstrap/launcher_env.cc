@@ -8,6 +8,7 @@
 
 #include "bootstrap/socket.h"
 #include "core/config.h"
+#include "core/hash.h"
 #include "core/log.h"
 
 namespace stratacl::bootstrap {
@@ -44,11 +45,10 @@ const Flavor kFlavors[] = {
 // read our environment; stratarun always passes a random one. Documented in the README.
 Secret derive_secret(const std::string& material) {
   Secret s{};
-  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
-  for (unsigned char c : material) {
-    h1 = (h1 ^ c) * 1099511628211ull;
-    h2 = (h2 ^ c) * 0x100000001b3ull + (h2 >> 29);
-  }
+  const uint64_t h1 = fnv1a(kFnvBasisShared, material);
+  // The other half: FNV-1a's step with a shifted copy of the hash added, from another basis.
+  uint64_t h2 = kGoldenGamma;
+  for (unsigned char c : material) h2 = fnv1a_byte(h2, c) + (h2 >> 29);
   std::memcpy(s.data(), &h1, 8);
   std::memcpy(s.data() + 8, &h2, 8);
   return s;

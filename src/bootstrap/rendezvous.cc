@@ -13,6 +13,7 @@
 
 #include "bootstrap/socket.h"
 #include "core/config.h"
+#include "core/hash.h"
 
 namespace stratacl::bootstrap {
 
@@ -100,9 +101,7 @@ uint64_t host_hash() {
       ident += std::to_string(stat(ns, &st) == 0 ? uint64_t(st.st_ino) : 0);
     }
   }
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : ident) h = (h ^ c) * 1099511628211ull;
-  return h;
+  return fnv1a(kFnvBasisShared, ident);
 }
 
 }  // namespace stratacl::bootstrap

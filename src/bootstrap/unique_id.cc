@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "core/hash.h"
+
 namespace stratacl::bootstrap {
 namespace {
 constexpr uint32_t kIdMagic = 0x53434c49;  // "SCLI"
@@ -94,12 +96,11 @@ Secret secret_for_generation(const Secret& s, uint64_t k) {
   if (k == 0) return s;
   Secret out = s;
   // Mix k through every byte (FNV-1a over secret and k); distinct k give distinct secrets.
-  uint64_t h = 1469598103934665603ull;
-  for (uint8_t b : s) h = (h ^ b) * 1099511628211ull;
-  for (int i = 0; i < 8; ++i) h = (h ^ ((k >> (8 * i)) & 0xff)) * 1099511628211ull;
+  uint64_t h = fnv1a_u64(fnv1a(kFnvBasisShared, s.data(), s.size()), k);
+  static_assert(std::tuple_size_v<Secret> <= 256, "the index below is hashed as one byte");
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] ^= uint8_t(h >> (8 * (i % 8)));
-    if (i % 8 == 7) h = (h ^ i) * 1099511628211ull;
+    if (i % 8 == 7) h = fnv1a_byte(h, uint8_t(i));
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/hash.h"
 #include "reduce/reduce.h"
 
 namespace stratacl::moe {
@@ -20,14 +21,6 @@ bool is_row_type(int t) {
   return t == sclBfloat16 || t == sclFloat16 || t == sclFloat32 || t == sclFloat8e4m3;
 }
 bool is_out_type(int t) { return t == sclBfloat16 || t == sclFloat16 || t == sclFloat32; }
-
-// FNV-1a over the fields every rank must share.
-struct Digest {
-  uint64_t h = 1469598103934665603ull;
-  void add(uint64_t v) {
-    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
-  }
-};
 
 }  // namespace
 
@@ -116,13 +109,13 @@ Result<Plan> Plan::make(const sclMoeConfig_t* c, int nranks, int rank) {
   p.local_experts = next[size_t(rank)];
   p.max_recv_rows = p.expert_major ? size_t(p.local_experts) * p.expert_rows() : p.expert_rows();
 
-  Digest d;
+  // FNV-1a over the fields every rank must share.
+  p.digest = kFnvBasisShared;
   for (int64_t v : {int64_t(p.hidden), int64_t(p.topk), int64_t(p.num_experts),
                     int64_t(p.max_tokens), int64_t(p.x_type), int64_t(p.recv_type),
                     int64_t(p.out_type), int64_t(layout), int64_t(nranks)})
-    d.add(uint64_t(v));
-  for (int r : p.owner) d.add(uint64_t(r));
-  p.digest = d.h;
+    p.digest = fnv1a_u64(p.digest, uint64_t(v));
+  for (int r : p.owner) p.digest = fnv1a_u64(p.digest, uint64_t(r));
   return p;
 }
 

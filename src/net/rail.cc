@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/hash.h"
 #include "fabric/heap.h"
 #include "reduce/reduce.h"
 
@@ -55,7 +56,7 @@ Rail::Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
 
 void Rail::begin(uint32_t kind, uint64_t args) {
   // Fibonacci hashing folds every argument bit into the 18 kept.
-  const uint64_t h = (args * 0x9e3779b97f4a7c15ull) >> (64 - kArgsBits);
+  const uint64_t h = (args * kGoldenGamma) >> (64 - kArgsBits);
   ++calls_;
   call_ = (((uint64_t(kind & 15) << kArgsBits) | h) << kCallShift) |
           ((calls_ & kSeqMask) << kBatchBits);

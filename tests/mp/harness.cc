@@ -227,14 +227,4 @@ double now() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
-uint64_t hash_bytes(const void* p, size_t bytes) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < bytes; ++i) {
-    h ^= b[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 }  // namespace mp

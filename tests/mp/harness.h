@@ -102,7 +102,4 @@ int finish(const char* name);
 // Seconds since an arbitrary start, monotonic.
 double now();
 
-// A 64-bit FNV-1a hash of a byte range.
-uint64_t hash_bytes(const void* p, size_t bytes);
-
 }  // namespace mp

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/hash.h"
 #include "harness.h"
 #include "reduce/convert.h"
 
@@ -12,10 +13,13 @@ namespace mp::ref {
 namespace {
 
 namespace cv = stratacl::reduce;
+using stratacl::splitmix64;
 
-uint64_t elem_hash(uint64_t rank_seed, uint64_t index) { return mix(rank_seed ^ mix(index)); }
+uint64_t elem_hash(uint64_t rank_seed, uint64_t index) {
+  return splitmix64(rank_seed ^ splitmix64(index));
+}
 uint64_t rank_seed(uint64_t seed, int rank) {
-  return mix(seed + (uint64_t(rank) + 1) * 0xD6E8FEB86659FD93ull);
+  return splitmix64(seed + (uint64_t(rank) + 1) * 0xD6E8FEB86659FD93ull);
 }
 
 // Float bits with a random sign and mantissa and an exponent in [lo, lo + span).
@@ -30,7 +34,7 @@ float random_float(uint64_t h, Kind k) {
   return __builtin_bit_cast(float, bits);
 }
 double random_double(uint64_t h, Kind k) {
-  const uint64_t m = mix(h) & ((uint64_t(1) << 52) - 1);
+  const uint64_t m = splitmix64(h) & ((uint64_t(1) << 52) - 1);
   const int e = k == Kind::kProd ? -1 + int((h >> 40) % 2) : -4 + int((h >> 40) % 8);
   const uint64_t bits = ((h >> 63) << 63) | (uint64_t(1023 + e) << 52) | m;
   return __builtin_bit_cast(double, bits);
@@ -188,15 +192,8 @@ Kind kind_for(int op) {
   }
 }
 
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 uint64_t make_seed(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  return mix(mix(mix(mix(a) ^ b) ^ c) ^ d);
+  return splitmix64(splitmix64(splitmix64(splitmix64(a) ^ b) ^ c) ^ d);
 }
 
 void fill_input(void* dst, sclDataType_t t, Kind kind, uint64_t seed, int rank, uint64_t first,
@@ -217,10 +214,10 @@ void fill_reduced(void* dst, sclDataType_t t, sclRedOp_t op, uint64_t seed, int 
     if (nranks < 1 || nranks > 1024) fatal("fill_reduced: %d ranks", nranks);
     for (int r = 0; r < nranks; ++r) rs[r] = rank_seed(seed, r);
     for (size_t k = 0; k < count; ++k) {
-      const uint64_t hi = mix(first + k);
-      typename Ty::A acc = Ty::to_acc(Ty::gen(kind, mix(rs[0] ^ hi), 0));
+      const uint64_t hi = splitmix64(first + k);
+      typename Ty::A acc = Ty::to_acc(Ty::gen(kind, splitmix64(rs[0] ^ hi), 0));
       for (int r = 1; r < nranks; ++r) {
-        acc = combine<Ty>(op, acc, Ty::to_acc(Ty::gen(kind, mix(rs[r] ^ hi), r)));
+        acc = combine<Ty>(op, acc, Ty::to_acc(Ty::gen(kind, splitmix64(rs[r] ^ hi), r)));
       }
       if (op == sclAvg) acc = Ty::div(acc, nranks);
       out[k] = Ty::from_acc(acc);
@@ -310,7 +307,7 @@ std::string format_bits(sclDataType_t t, uint64_t bits) {
 unsigned char sentinel_byte(uint64_t seed) {
   // One of 0xF1, 0xF3, ..., 0xFF: an element of all such bytes is a NaN or a negative number of
   // a magnitude (>= 144) that no floating reducing input or output here can reach.
-  return static_cast<unsigned char>(0xF1 | (mix(seed ^ 0x5E47) & 0x0E));
+  return static_cast<unsigned char>(0xF1 | (splitmix64(seed ^ 0x5E47) & 0x0E));
 }
 
 }  // namespace mp::ref

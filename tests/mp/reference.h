@@ -38,8 +38,7 @@ enum class Kind { kMove, kSum, kProd, kMinMax };
 // The input kind of a collective under `op` (-1: a non-reducing collective).
 Kind kind_for(int op);
 
-// Mixes values into a seed (splitmix64 finaliser chain).
-uint64_t mix(uint64_t x);
+// Mixes values into a seed (a chain of splitmix64).
 uint64_t make_seed(uint64_t a, uint64_t b = 0, uint64_t c = 0, uint64_t d = 0);
 
 // dst[k] = input element (first + k) of `rank`, for k in [0, count).

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "buffers.h"
+#include "core/hash.h"
 #include "reduce/convert.h"
 #include "reduce/reduce.h"
 #include "reference.h"
@@ -134,7 +135,7 @@ int run_determinism(int argc, char**) {
             tally.compare(info, "recv vs first result", recv.data(), first.data(), count);
           }
           // Every rank holds the same bits.
-          *my_hash = hash_bytes(recv.data(), count * es);
+          *my_hash = stratacl::fnv1a(stratacl::kFnvBasis, recv.data(), count * es);
           MP_OK(sclAllGather(my_hash, hashes, 1, sclUint64, w.comm, nullptr));
           bool same = true;
           for (int r = 0; r < w.n; ++r) same = same && hashes[r] == *my_hash;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "calls.h"
+#include "core/hash.h"
 #include "reference.h"
 #include "tests.h"
 
@@ -49,7 +50,7 @@ void float_sum_is_deterministic(const Comm& w, Tally& tally, size_t count, uint6
   }
   tally.expect(far == 0, info, std::to_string(far) + " elements beyond rounding");
   // Every rank must hold the very same bits.
-  uint64_t mine = hash_bytes(out.data(), count * sizeof(float));
+  uint64_t mine = stratacl::fnv1a(stratacl::kFnvBasis, out.data(), count * sizeof(float));
   std::vector<uint64_t> all(size_t(w.n));
   MP_OK(sclAllGather(&mine, all.data(), 1, sclUint64, w.comm, nullptr));
   for (int r = 0; r < w.n; ++r) {

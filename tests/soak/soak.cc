@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "calls.h"
+#include "core/hash.h"
 #include "harness.h"
 #include "reference.h"
 
@@ -68,7 +69,7 @@ constexpr size_t kKiB = 1024, kMiB = 1024 * 1024;
 class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() { return mp::ref::mix(state_ += 0x9E3779B97F4A7C15ull); }
+  uint64_t next() { return stratacl::splitmix64(state_ += stratacl::kGoldenGamma); }
   uint64_t below(uint64_t n) { return n ? next() % n : 0; }
   double unit() { return double(next() >> 11) * 0x1.0p-53; }
   bool chance(double p) { return unit() < p; }

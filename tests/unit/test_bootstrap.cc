@@ -43,6 +43,25 @@ TEST(UniqueId, SecretHexRoundTrip) {
   EXPECT_FALSE(parse_secret_hex(std::string(32, 'g')).ok());
 }
 
+// Ranks of one job derive the same secrets independently, possibly from different builds: these
+// values may never change.
+TEST(UniqueId, DerivedSecretsAreStable) {
+  Secret s;
+  for (size_t i = 0; i < s.size(); ++i) s[i] = uint8_t(i);
+  EXPECT_EQ(secret_hex(secret_for_generation(s, 3)), "409a3a54d03d0b48add0253edcda1c83");
+  EXPECT_TRUE(secret_equal(secret_for_generation(s, 0), s));
+
+  std::map<std::string, std::string> env = {
+      {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}};
+  Result<LaunchEnv> e = read_launch_env([&](const char* k) -> const char* {
+    auto it = env.find(k);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  // From "torchrun||127.0.0.1:29501|2" (little-endian hosts).
+  EXPECT_EQ(secret_hex(e->id.secret), "da06ee269cd128dd5350f4b8de84a194");
+}
+
 TEST(Wire, HelloAndTableRoundTrip) {
   Secret s = *random_secret();
   RankInfo me;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/hash.h"
 #include "reduce/convert.h"
 
 namespace moe_workload {
@@ -24,8 +25,12 @@ size_t type_size(sclDataType_t t) {
   }
 }
 
+using stratacl::kGoldenGamma;
+using stratacl::splitmix64;
+
 uint64_t hash(uint64_t a, uint64_t b, uint64_t c = 0, uint64_t d = 0) {
-  return mix(mix(mix(a ^ 0x9E3779B97F4A7C15ull) ^ b) ^ mix(c + 0x632BE59BD9B4E019ull) ^ d);
+  return splitmix64(splitmix64(splitmix64(a ^ kGoldenGamma) ^ b) ^
+                    splitmix64(c + 0x632BE59BD9B4E019ull) ^ d);
 }
 
 // Float with a random sign and mantissa and an exponent in [lo, lo + span).
@@ -64,7 +69,8 @@ float load(const void* row, size_t i, sclDataType_t t) {
 void draw_distinct(const std::vector<double>& cdf, uint64_t h, int k, int64_t* ids) {
   for (int j = 0; j < k; ++j) {
     for (uint64_t attempt = 0;; ++attempt) {
-      const double u = double(mix(h + uint64_t(j) * 0x100000001B3ull + attempt) >> 11) * 0x1p-53;
+      const double u =
+          double(splitmix64(h + uint64_t(j) * stratacl::kFnvPrime + attempt) >> 11) * 0x1p-53;
       const int64_t e =
           int64_t(std::upper_bound(cdf.begin(), cdf.end(), u * cdf.back()) - cdf.begin());
       const int64_t g = std::min<int64_t>(e, int64_t(cdf.size()) - 1);
@@ -77,13 +83,6 @@ void draw_distinct(const std::vector<double>& cdf, uint64_t h, int k, int64_t* i
 }
 
 }  // namespace
-
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 Shape::Shape(int nranks_, int rank_, int hidden_, int topk_, int experts_, int max_tokens_,
              std::vector<int> owner_map)
@@ -183,7 +182,7 @@ Workload::Workload(const Shape& shape, const RoutingSpec& spec, std::vector<int>
           draw_distinct(cdf, h, k, id);
           if (spec.kind == RoutingSpec::kMasked) {
             for (int j = 0; j < k; ++j)
-              if (mix(h ^ uint64_t(j + 77)) % 3 == 0) id[j] = -1;
+              if (splitmix64(h ^ uint64_t(j + 77)) % 3 == 0) id[j] = -1;
           }
           break;
         case RoutingSpec::kOneRank:
@@ -194,7 +193,7 @@ Workload::Workload(const Shape& shape, const RoutingSpec& spec, std::vector<int>
             if (shape_.owner[size_t(e)] == target) id[j++] = e;
           // A token's entries in a random order: the slot of an expert must not matter.
           for (int i = k - 1; i > 0; --i)
-            std::swap(id[i], id[mix(h + uint64_t(i)) % uint64_t(i + 1)]);
+            std::swap(id[i], id[splitmix64(h + uint64_t(i)) % uint64_t(i + 1)]);
           break;
         }
       }
@@ -349,7 +348,7 @@ Workload::Received Workload::expected_dispatch(int d, bool with_weights,
 void Workload::fill_expert_row(int s, int t, int key, uint64_t salt, void* row) const {
   const uint64_t base = hash(seed_ ^ salt, uint64_t(s), uint64_t(t), 7 + uint64_t(key) * 131);
   for (int h = 0; h < shape_.hidden; ++h)
-    store(row, size_t(h), shape_.out_type, random_float(mix(base + uint64_t(h)), -4, 8));
+    store(row, size_t(h), shape_.out_type, random_float(splitmix64(base + uint64_t(h)), -4, 8));
 }
 
 std::vector<char> Workload::expert_out(int d, uint64_t salt) const {

@@ -122,7 +122,4 @@ using SumRows = decltype(&sum_rows);
 // 448 per 128-channel block, q = x / scale in fp32, nearest even, saturating).
 void quantize_row(const uint16_t* bf16, int hidden, uint8_t* q, float* scales);
 
-// splitmix64 finaliser.
-uint64_t mix(uint64_t x);
-
 }  // namespace moe_workload

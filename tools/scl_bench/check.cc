@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/hash.h"
 #include "reduce/convert.h"
 
 namespace stratacl::bench {
@@ -111,15 +112,10 @@ constexpr int kMaxContributors = 4;  // bounds sums and products whatever the ra
 // A well-mixed hash of (scheme, rank, index), so that shifted or swapped chunks do not line up
 // with the expected pattern.
 uint64_t mix(ValueScheme scheme, int rank, size_t index) {
-  uint64_t x = static_cast<uint64_t>(index) * 0x9E3779B97F4A7C15ull;
+  uint64_t x = static_cast<uint64_t>(index) * kGoldenGamma;
   x ^= (static_cast<uint64_t>(rank) + 1) * 0xC2B2AE3D27D4EB4Full;
   x ^= static_cast<uint64_t>(scheme) << 60;
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return x;
+  return mix64(x);
 }
 
 bool contributes(int nranks, int rank, size_t index) {
