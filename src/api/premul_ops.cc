@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "api/validate.h"
-#include "reduce/reduce.h"
+#include "core/dtype.h"
 
 namespace stratacl::api {
 namespace {
@@ -46,7 +46,7 @@ Status create_premul(const Communicator* c, const void* scalar, const sclDataTyp
   if (!scalar) return Errorf(sclInvalidArgument, "scalar: NULL pointer");
   Op o{dt, PreMul{true, 0, nullptr}};
   if (where == sclScalarHostImmediate) {
-    std::memcpy(&o.premul.value, scalar, reduce::dtype_size(dt));
+    std::memcpy(&o.premul.value, scalar, dtype_size(dt));
   } else {
     o.premul.at = scalar;  // read by every call that uses the operator, when it runs
   }
@@ -91,7 +91,7 @@ Status resolve_op(const Communicator* c, const sclRedOp_t& op, sclDataType_t dt,
   if (found->second.dtype != dt) {
     return Errorf(sclInvalidArgument,
                   "op: %d was created for datatype %s, the call passes %s (they must match)", v,
-                  reduce::dtype_name(found->second.dtype), reduce::dtype_name(dt));
+                  dtype_name(found->second.dtype), dtype_name(dt));
   }
   *run = sclSum;
   *premul = found->second.premul;

@@ -2,8 +2,8 @@
 
 #include <cstring>
 
+#include "core/dtype.h"
 #include "fabric/heap.h"
-#include "reduce/reduce.h"
 
 namespace stratacl::api {
 
@@ -35,9 +35,9 @@ Status check_rank(const char* arg, int r, int nranks) {
 Status byte_size(const char* arg, size_t count, size_t multiplier, sclDataType_t t, size_t* out) {
   size_t bytes;
   if (__builtin_mul_overflow(count, multiplier, &bytes) ||
-      __builtin_mul_overflow(bytes, reduce::dtype_size(t), &bytes) || bytes > (size_t(1) << 62)) {
+      __builtin_mul_overflow(bytes, dtype_size(t), &bytes) || bytes > (size_t(1) << 62)) {
     return Errorf(sclInvalidArgument, "%s: %zu elements of %s overflow the address space", arg,
-                  count, reduce::dtype_name(t));
+                  count, dtype_name(t));
   }
   *out = bytes;
   return Status::Ok();
@@ -46,10 +46,10 @@ Status byte_size(const char* arg, size_t count, size_t multiplier, sclDataType_t
 Status check_buffer(const char* arg, const void* p, size_t bytes, sclDataType_t t) {
   if (bytes == 0) return Status::Ok();
   if (!p) return Errorf(sclInvalidArgument, "%s: NULL with a non-zero count", arg);
-  const size_t es = reduce::dtype_size(t);
+  const size_t es = dtype_size(t);
   if (reinterpret_cast<uintptr_t>(p) % es != 0) {
     return Errorf(sclInvalidArgument, "%s: %p is not aligned to the %zu-byte %s element", arg, p,
-                  es, reduce::dtype_name(t));
+                  es, dtype_name(t));
   }
   if (Heap* h = existing_heap(); h && h->contains(p, 1)) {
     uint64_t left = h->bytes_to_allocation_end(p);

@@ -3,12 +3,13 @@
 #include "coll/algorithms.h"
 #include "coll/eager.h"
 #include "coll/round.h"
+#include "core/dtype.h"
 #include "exec/copy.h"
 
 namespace stratacl {
 
 Status allgather(CollContext& c, const Call& call) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
     return run_eager_step(c, call, EagerInput{call.send.ptr, 0, 1, bytes}, [&](const auto& from) {
       for (int p = 0; p < c.nranks; ++p)

@@ -9,6 +9,7 @@
 #include "coll/input_tiles.h"
 #include "coll/round.h"
 #include "coll/selection.h"
+#include "core/dtype.h"
 #include "exec/copy.h"
 #include "reduce/reduce.h"
 
@@ -24,7 +25,7 @@ bool all_out_of_place(const std::vector<CallDesc>& descs) {
 }  // namespace
 
 Status allreduce(CollContext& c, const Call& call) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   const size_t call_bytes = call.count * es;
   if (eager_fits(c, call_bytes)) {
     return run_eager_step(c, call, EagerInput{call.send.ptr, 0, 1, call_bytes},

@@ -13,6 +13,7 @@
 
 #include "coll/input_tiles.h"
 #include "coll/round.h"
+#include "core/dtype.h"
 #include "exec/copy.h"
 #include "reduce/reduce.h"
 
@@ -41,7 +42,7 @@ Shard shard_of(size_t m, size_t es, int n, int r) {
 
 Status allreduce_twoshot(CollContext& c, const Call& call, const std::vector<CallDesc>& descs,
                          const AllreduceRound& a) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   const size_t m = a.count, bytes = a.bytes;
   const char* my_in = a.in.ptr;
   char* my_out = a.out;

@@ -10,12 +10,13 @@
 
 #include "coll/algorithms.h"
 #include "coll/round.h"
+#include "core/dtype.h"
 #include "exec/copy.h"
 
 namespace stratacl {
 
 Status alltoallv(CollContext& c, const Call& call) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   const size_t n = size_t(c.nranks);
   AlltoallvBlock* mine = c.regions.alltoallv.in(c.me());
   size_t extent = 0;

@@ -2,12 +2,13 @@
 #include "coll/algorithms.h"
 #include "coll/eager.h"
 #include "coll/round.h"
+#include "core/dtype.h"
 #include "exec/copy.h"
 
 namespace stratacl {
 
 Status broadcast(CollContext& c, const Call& call) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   const bool root = c.rank == call.root;
   if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
     const EagerInput in = root ? EagerInput{call.send.ptr, 0, 1, bytes} : EagerInput{};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "coll/round.h"
+#include "core/dtype.h"
 #include "reduce/reduce.h"
 
 namespace stratacl {
@@ -39,7 +40,7 @@ Status InputTiles::load(size_t offset, size_t bytes) {
 
 Status reduce_inputs(CollContext& c, const std::vector<CallDesc>& descs, size_t block,
                      const char* mine, size_t count, const Call& call, char* dst) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   // One input is its own reduction: a copy, as NCCL's single-rank calls are (every op, avg by 1
   // included), at memcpy speed and with the input's exact bits.
   if (c.nranks == 1) {

@@ -4,6 +4,7 @@
 
 #include "coll/round.h"
 #include "coll/step.h"
+#include "core/dtype.h"
 #include "exec/copy.h"
 
 namespace stratacl {
@@ -88,7 +89,7 @@ Result<bool> Batch::try_post(Pending& s) {
     block_on(op.peer, ack_of(op.peer).acked, s.k - kP2PSlots);
     return false;
   }
-  const size_t bytes = op.count * elem_size(op.dtype);
+  const size_t bytes = op.count * dtype_size(op.dtype);
   SCL_ASSIGN_OR_RETURN(RemoteRef ref,
                        c_.stager.publish_own(Outgoing{op.send, 0, 1, bytes}, &s.staged));
   P2PChannel& ch = c_.regions.p2p_send.in(c_.me())[peer];
@@ -146,7 +147,7 @@ Result<bool> Batch::try_receive(Pending& r) {
     return false;
   }
   const P2PSlot slot = ch.slots[(r.k - 1) % kP2PSlots];  // a snapshot: the sender may not change it
-  const size_t bytes = op.count * elem_size(op.dtype);
+  const size_t bytes = op.count * dtype_size(op.dtype);
   Status s;
   if (slot.count != op.count || slot.dtype != op.dtype) {
     s = Errorf(sclInvalidUsage,

@@ -7,11 +7,12 @@
 #include "coll/eager.h"
 #include "coll/input_tiles.h"
 #include "coll/round.h"
+#include "core/dtype.h"
 
 namespace stratacl {
 
 Status reduce_to_root(CollContext& c, const Call& call) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   const bool root = c.rank == call.root;
   if (const size_t bytes = call.count * es; eager_fits(c, bytes)) {
     return run_eager_step(c, call, EagerInput{call.send.ptr, 0, 1, bytes}, [&](const auto& from) {

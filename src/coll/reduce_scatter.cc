@@ -6,12 +6,13 @@
 #include "coll/eager.h"
 #include "coll/input_tiles.h"
 #include "coll/round.h"
+#include "core/dtype.h"
 #include "reduce/reduce.h"
 
 namespace stratacl {
 
 Status reduce_scatter(CollContext& c, const Call& call) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   const size_t block_stride = call.count * es;
   if (eager_fits(c, block_stride * size_t(c.nranks))) {
     const EagerInput in{call.send.ptr, block_stride, c.nranks, block_stride};

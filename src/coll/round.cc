@@ -1,10 +1,8 @@
 #include "coll/round.h"
 
-#include "reduce/reduce.h"
+#include "core/dtype.h"
 
 namespace stratacl {
-
-size_t elem_size(sclDataType_t t) { return reduce::dtype_size(t); }
 
 CallDesc make_desc(const CollContext& c, const Call& call) {
   CallDesc d;
@@ -18,7 +16,7 @@ CallDesc make_desc(const CollContext& c, const Call& call) {
 }
 
 size_t round_elems(const CollContext& c, const Call& call, int staged_blocks) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   size_t per_round = c.round_bytes / (size_t(staged_blocks) * es);
   const size_t unit = kPartitionAlignBytes / es;
   if (per_round > unit) per_round -= per_round % unit;

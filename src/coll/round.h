@@ -13,8 +13,6 @@
 
 namespace stratacl {
 
-size_t elem_size(sclDataType_t t);
-
 // The descriptor of a call with its signature filled in.
 CallDesc make_desc(const CollContext& c, const Call& call);
 

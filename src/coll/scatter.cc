@@ -3,12 +3,13 @@
 #include "coll/algorithms.h"
 #include "coll/eager.h"
 #include "coll/round.h"
+#include "core/dtype.h"
 #include "exec/copy.h"
 
 namespace stratacl {
 
 Status scatter(CollContext& c, const Call& call) {
-  const size_t es = elem_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   const size_t block_stride = call.count * es;
   const bool root = c.rank == call.root;
   if (eager_fits(c, block_stride * size_t(c.nranks))) {

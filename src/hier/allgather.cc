@@ -4,14 +4,14 @@
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "core/dtype.h"
 #include "hier/hierarchical.h"
-#include "reduce/reduce.h"
 
 namespace stratacl::hier {
 
 Status allgather(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  const size_t bytes = call.count * reduce::dtype_size(call.dtype);
+  const size_t bytes = call.count * dtype_size(call.dtype);
   auto block = [&](int h, int l) { return call.recv + size_t(t.world_of(h, l)) * bytes; };
   char* mine = block(t.host, t.local);
   if (call.send.ptr != mine) c.local.copy(mine, call.send.ptr, bytes);

@@ -5,14 +5,14 @@
 // elements; the tail is reduced by every rank (local allreduce, then every rail), which costs at
 // most L - 1 elements twice and keeps the shards equal for the local steps.
 #include "coll/algorithms.h"
+#include "core/dtype.h"
 #include "hier/hierarchical.h"
-#include "reduce/reduce.h"
 
 namespace stratacl::hier {
 
 Status allreduce(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  const size_t es = reduce::dtype_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   size_t shard = call.count / size_t(t.per_host), main = shard * size_t(t.per_host);
   size_t tail = call.count - main;
   if (call.count * es <= net::Rail::kDirectMaxBytes) {

@@ -4,14 +4,14 @@
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "core/dtype.h"
 #include "hier/hierarchical.h"
-#include "reduce/reduce.h"
 
 namespace stratacl::hier {
 
 Status alltoallv(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  const size_t es = reduce::dtype_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   const int first = t.world_of(t.host, 0);
   std::vector<size_t> arrays[4];
   for (int l = 0; l < t.per_host; ++l) {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "core/dtype.h"
 #include "hier/hierarchical.h"
-#include "reduce/reduce.h"
 
 namespace stratacl::hier {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 // such a rank's batch: its one transfer with the root.
 std::vector<net::Transfer> root_batch(Context& c, const Call& call, bool gather) {
   const net::Topology& t = c.topo();
-  const size_t bytes = call.count * reduce::dtype_size(call.dtype);
+  const size_t bytes = call.count * dtype_size(call.dtype);
   std::vector<net::Transfer> batch;
   const int root_host = t.host_of(call.root);
   if (c.world_rank == call.root) {
@@ -34,7 +34,7 @@ std::vector<net::Transfer> root_batch(Context& c, const Call& call, bool gather)
 
 Status gather(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  const size_t bytes = call.count * reduce::dtype_size(call.dtype);
+  const size_t bytes = call.count * dtype_size(call.dtype);
   if (t.host == t.host_of(call.root)) {
     const bool root = c.world_rank == call.root;
     char* host_blocks = root ? call.recv + size_t(t.world_of(t.host, 0)) * bytes : nullptr;
@@ -47,7 +47,7 @@ Status gather(Context& c, const Call& call) {
 
 Status scatter(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  const size_t bytes = call.count * reduce::dtype_size(call.dtype);
+  const size_t bytes = call.count * dtype_size(call.dtype);
   if (t.host == t.host_of(call.root)) {
     const bool root = c.world_rank == call.root;
     const LocalBuffer host_blocks =

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "coll/algorithms.h"
+#include "core/dtype.h"
 #include "fabric/heap.h"
 #include "reduce/reduce.h"
 
@@ -55,7 +56,7 @@ Result<char*> HeapScratch::get(size_t bytes) {
 Status Context::run_local(const Call& call) {
   if (local.nranks > 1) return on_host(run_collective(local, call));
   // Alone on the host: every collective is its own input (the ops here sum, never average).
-  const size_t es = reduce::dtype_size(call.dtype);
+  const size_t es = dtype_size(call.dtype);
   size_t bytes = call.count * es;
   const char* from = call.send.ptr;
   char* to = call.recv;

@@ -4,8 +4,8 @@
 // network part runs whatever the host's part returned.
 #include <vector>
 
+#include "core/dtype.h"
 #include "hier/hierarchical.h"
-#include "reduce/reduce.h"
 
 namespace stratacl::hier {
 
@@ -15,7 +15,7 @@ Status p2p(Context& c, P2PState& state, std::span<const P2POp> ops) {
   std::vector<P2POp> local;
   std::vector<net::Transfer> remote;
   for (const P2POp& op : ops) {
-    const size_t bytes = op.count * reduce::dtype_size(op.dtype);
+    const size_t bytes = op.count * dtype_size(op.dtype);
     if (t.host_of(op.peer) == t.host) {
       local.push_back(op);
       local.back().peer = op.peer - first;

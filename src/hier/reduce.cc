@@ -1,15 +1,14 @@
 // Hierarchical reduce (hierarchical.h): every host reduces to the rank with the root's local
 // index; that rail then reduces the hosts' partials, in host order, into the root's buffer.
-#include "reduce/reduce.h"
-
 #include "coll/algorithms.h"
+#include "core/dtype.h"
 #include "hier/hierarchical.h"
 
 namespace stratacl::hier {
 
 Status reduce(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  const size_t bytes = call.count * reduce::dtype_size(call.dtype);
+  const size_t bytes = call.count * dtype_size(call.dtype);
   const int root_host = t.host_of(call.root), root_local = t.local_of(call.root);
   const bool root = c.world_rank == call.root;
   // The host's partial: in the root's own buffer on the root, in scratch on the other hosts.

@@ -4,14 +4,14 @@
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "core/dtype.h"
 #include "hier/hierarchical.h"
-#include "reduce/reduce.h"
 
 namespace stratacl::hier {
 
 Status reduce_scatter(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  const size_t bytes = call.count * reduce::dtype_size(call.dtype);
+  const size_t bytes = call.count * dtype_size(call.dtype);
   char* scratch = c.scratch.get(bytes * size_t(t.hosts));
   std::vector<char*> parts;
   for (int h = 0; h < t.hosts; ++h) {

@@ -2,8 +2,8 @@
 
 #include <cstring>
 
+#include "core/dtype.h"
 #include "core/hash.h"
-#include "reduce/reduce.h"
 
 namespace stratacl::moe {
 namespace {
@@ -24,9 +24,9 @@ bool is_out_type(int t) { return t == sclBfloat16 || t == sclFloat16 || t == scl
 
 }  // namespace
 
-size_t Plan::x_row_bytes() const { return size_t(hidden) * reduce::dtype_size(x_type); }
-size_t Plan::recv_row_bytes() const { return size_t(hidden) * reduce::dtype_size(recv_type); }
-size_t Plan::out_row_bytes() const { return size_t(hidden) * reduce::dtype_size(out_type); }
+size_t Plan::x_row_bytes() const { return size_t(hidden) * dtype_size(x_type); }
+size_t Plan::recv_row_bytes() const { return size_t(hidden) * dtype_size(recv_type); }
+size_t Plan::out_row_bytes() const { return size_t(hidden) * dtype_size(out_type); }
 
 Result<Plan> Plan::make(const sclMoeConfig_t* c, int nranks, int rank) {
   if (!c) return Errorf(sclInvalidArgument, "config: NULL");
@@ -68,7 +68,7 @@ Result<Plan> Plan::make(const sclMoeConfig_t* c, int nranks, int rank) {
     return Errorf(sclInvalidArgument,
                   "config.recvType: %s from xType %s: rows are received as they are sent, or as "
                   "fp8e4m3 from bfloat16",
-                  reduce::dtype_name(p.recv_type), reduce::dtype_name(p.x_type));
+                  dtype_name(p.recv_type), dtype_name(p.x_type));
   }
   if ((p.x_fp8() || p.recv_fp8()) && p.hidden % kScaleBlock != 0) {
     return Errorf(sclInvalidArgument,

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/hash.h"
 #include "fabric/heap.h"
 #include "reduce/reduce.h"
@@ -202,7 +203,7 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                        const Deadline& d) {
   const int H = topo_.hosts, h = topo_.host;
   if (H == 1 || count == 0) return Status::Ok();
-  const size_t es = reduce::dtype_size(dt);
+  const size_t es = dtype_size(dt);
   if (count * es <= kDirectMaxBytes) return allreduce_direct(buf, count, dt, op, d);
   auto first = [&](int c) { return count * size_t(c) / size_t(H); };  // chunk c's first element
   auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
@@ -259,7 +260,7 @@ Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d) {
 Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,
                             sclRedOp_t op, const Deadline& d) {
   const int H = topo_.hosts, me = topo_.host;
-  const size_t bytes = count * reduce::dtype_size(dt);
+  const size_t bytes = count * dtype_size(dt);
   SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes * size_t(H)));
   std::vector<Transfer> batch;
   for (int h = 0; h < H; ++h) {
@@ -277,7 +278,7 @@ Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t coun
 Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,
                     int root, const Deadline& d) {
   const int H = topo_.hosts;
-  const size_t bytes = count * reduce::dtype_size(dt);
+  const size_t bytes = count * dtype_size(dt);
   if (topo_.host != root) {
     Transfer t = send_to(peer(root), mine, bytes);
     return run(std::span(&t, 1), d, one_sided(bytes));

@@ -7,6 +7,7 @@
 #include <cassert>
 
 #include "core/config.h"
+#include "core/dtype.h"
 #include "reduce/reduce.h"
 
 namespace stratacl::reduce {
@@ -127,60 +128,6 @@ void weighted_sum_n_isa(Isa isa, void* dst, const void* const* srcs, const float
 void weighted_sum_n(void* dst, const void* const* srcs, const float* weights, int nsrc,
                     size_t count, sclDataType_t dt) {
   weighted_sum_n_isa(active_isa(), dst, srcs, weights, nsrc, count, dt);
-}
-
-size_t dtype_size(sclDataType_t dt) {
-  switch (dt) {
-    case sclInt8:
-    case sclUint8:
-    case sclFloat8e4m3:
-    case sclFloat8e5m2:
-      return 1;
-    case sclFloat16:
-    case sclBfloat16:
-      return 2;
-    case sclInt32:
-    case sclUint32:
-    case sclFloat32:
-      return 4;
-    case sclInt64:
-    case sclUint64:
-    case sclFloat64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
-const char* dtype_name(sclDataType_t dt) {
-  switch (dt) {
-    case sclInt8:
-      return "int8";
-    case sclUint8:
-      return "uint8";
-    case sclInt32:
-      return "int32";
-    case sclUint32:
-      return "uint32";
-    case sclInt64:
-      return "int64";
-    case sclUint64:
-      return "uint64";
-    case sclFloat16:
-      return "float16";
-    case sclFloat32:
-      return "float32";
-    case sclFloat64:
-      return "float64";
-    case sclBfloat16:
-      return "bfloat16";
-    case sclFloat8e4m3:
-      return "fp8e4m3";
-    case sclFloat8e5m2:
-      return "fp8e5m2";
-    default:
-      return "invalid";
-  }
 }
 
 const char* op_name(sclRedOp_t op) {

@@ -70,11 +70,6 @@ void weighted_sum_n_isa(Isa isa, void* dst, const void* const* srcs, const float
 // step of a PreMulSum reduction (sclRedOpCreatePreMulSum).
 void scale(void* buf, size_t count, sclDataType_t dt, const void* scalar);
 
-// Bytes per element; 0 for an invalid type.
-size_t dtype_size(sclDataType_t dt);
-// "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64",
-// "bfloat16", "fp8e4m3", "fp8e5m2"; "invalid" otherwise.
-const char* dtype_name(sclDataType_t dt);
 // "sum", "prod", "max", "min", "avg"; "invalid" otherwise.
 const char* op_name(sclRedOp_t op);
 

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/dtype.h"
 #include "reduce/convert.h"
 #include "reduce/reduce.h"
 

@@ -51,37 +51,6 @@ void fatal_call(const char* expr, sclResult_t r, const char* file, int line) {
         expr, int(r), sclGetErrorString(r), thread_error, comm_error);
 }
 
-const char* dtype_name(sclDataType_t t) {
-  switch (t) {
-    case sclInt8:
-      return "int8";
-    case sclUint8:
-      return "uint8";
-    case sclInt32:
-      return "int32";
-    case sclUint32:
-      return "uint32";
-    case sclInt64:
-      return "int64";
-    case sclUint64:
-      return "uint64";
-    case sclFloat16:
-      return "float16";
-    case sclFloat32:
-      return "float32";
-    case sclFloat64:
-      return "float64";
-    case sclBfloat16:
-      return "bfloat16";
-    case sclFloat8e4m3:
-      return "fp8e4m3";
-    case sclFloat8e5m2:
-      return "fp8e5m2";
-    default:
-      return "?";
-  }
-}
-
 const char* op_name(int op) {
   switch (op) {
     case sclSum:
@@ -96,29 +65,6 @@ const char* op_name(int op) {
       return "avg";
     default:
       return "-";
-  }
-}
-
-size_t dtype_size(sclDataType_t t) {
-  switch (t) {
-    case sclInt8:
-    case sclUint8:
-    case sclFloat8e4m3:
-    case sclFloat8e5m2:
-      return 1;
-    case sclFloat16:
-    case sclBfloat16:
-      return 2;
-    case sclInt32:
-    case sclUint32:
-    case sclFloat32:
-      return 4;
-    case sclInt64:
-    case sclUint64:
-    case sclFloat64:
-      return 8;
-    default:
-      fatal("dtype_size: bad dtype %d", int(t));
   }
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/dtype.h"
 #include "stratacl/stratacl.h"
 
 namespace mp {
@@ -44,13 +45,11 @@ void set_program_name(const char* name);
     if (mp_r_ != sclSuccess) ::mp::fatal_call(#call, mp_r_, __FILE__, __LINE__); \
   } while (0)
 
-// Test-independent names of the library's enums.
-const char* dtype_name(sclDataType_t t);
+// Test-independent names of the library's enums (the element types: core/dtype.h).
+using stratacl::dtype_name;
+using stratacl::dtype_size;
+using stratacl::kAllDtypes;
 const char* op_name(int op);  // -1 (no op) gives "-"
-size_t dtype_size(sclDataType_t t);
-constexpr sclDataType_t kAllDtypes[] = {sclInt8,    sclUint8,    sclInt32,      sclUint32,
-                                        sclInt64,   sclUint64,   sclFloat16,    sclFloat32,
-                                        sclFloat64, sclBfloat16, sclFloat8e4m3, sclFloat8e5m2};
 constexpr sclRedOp_t kAllOps[] = {sclSum, sclProd, sclMax, sclMin, sclAvg};
 
 // What a check is about, for mismatch messages.

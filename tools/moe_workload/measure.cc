@@ -3,6 +3,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+
+#include "core/dtype.h"
 
 namespace moe_workload {
 namespace {
@@ -186,35 +189,18 @@ std::string csv_row(const std::string& method, const Workload& work, const std::
   char line[512];
   std::snprintf(line, sizeof line, "%s,%s,%s,%d,%d,%d,%d,%d,%s,%s,%s,%s,%.2f,%.3f,%d",
                 method.c_str(), s.expert_major ? "expert" : "token", call, s.nranks, s.max_tokens,
-                s.hidden, s.topk, s.experts, routing.c_str(), type_name(s.x_type),
-                type_name(s.recv_type), type_name(s.out_type), time_us, bytes / time_us * 1e-3,
-                repeat);
+                s.hidden, s.topk, s.experts, routing.c_str(), stratacl::dtype_name(s.x_type),
+                stratacl::dtype_name(s.recv_type), stratacl::dtype_name(s.out_type), time_us,
+                bytes / time_us * 1e-3, repeat);
   return line;
 }
 
-const char* type_name(sclDataType_t t) {
-  switch (t) {
-    case sclBfloat16:
-      return "bf16";
-    case sclFloat16:
-      return "fp16";
-    case sclFloat32:
-      return "fp32";
-    case sclFloat8e4m3:
-      return "fp8";
-    default:
-      return "?";
-  }
-}
-
 bool parse_type(const std::string& text, sclDataType_t* t) {
-  for (sclDataType_t c : {sclBfloat16, sclFloat16, sclFloat32, sclFloat8e4m3}) {
-    if (text == type_name(c)) {
-      *t = c;
-      return true;
-    }
-  }
-  return false;
+  const std::optional<sclDataType_t> d = stratacl::parse_dtype(text);
+  if (!d || (*d != sclBfloat16 && *d != sclFloat16 && *d != sclFloat32 && *d != sclFloat8e4m3))
+    return false;
+  *t = *d;
+  return true;
 }
 
 }  // namespace moe_workload

@@ -100,7 +100,8 @@ std::string csv_header();
 std::string csv_row(const std::string& method, const Workload& work, const std::string& routing,
                     const char* call, double time_us, double bytes, int repeat);
 
-const char* type_name(sclDataType_t t);  // "bf16", "fp16", "fp32", "fp8"
+// A row type of the MoE calls (bfloat16, float16, float32 or fp8e4m3), in any spelling
+// core/dtype.h accepts (bf16, fp16, fp32 and fp8 among them).
 bool parse_type(const std::string& text, sclDataType_t* t);
 
 }  // namespace moe_workload

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/dtype.h"
 #include "core/hash.h"
 #include "reduce/convert.h"
 
@@ -13,18 +14,7 @@ namespace moe_workload {
 namespace {
 
 namespace cv = stratacl::reduce;
-
-size_t type_size(sclDataType_t t) {
-  switch (t) {
-    case sclFloat32:
-      return 4;
-    case sclFloat8e4m3:
-      return 1;
-    default:
-      return 2;
-  }
-}
-
+using stratacl::dtype_size;
 using stratacl::kGoldenGamma;
 using stratacl::splitmix64;
 
@@ -112,9 +102,9 @@ sclMoeConfig_t Shape::config() const {
 }
 
 int Shape::local_experts(int r) const { return int(std::count(owner.begin(), owner.end(), r)); }
-size_t Shape::x_row_bytes() const { return size_t(hidden) * type_size(x_type); }
-size_t Shape::recv_row_bytes() const { return size_t(hidden) * type_size(recv_type); }
-size_t Shape::out_row_bytes() const { return size_t(hidden) * type_size(out_type); }
+size_t Shape::x_row_bytes() const { return size_t(hidden) * dtype_size(x_type); }
+size_t Shape::recv_row_bytes() const { return size_t(hidden) * dtype_size(recv_type); }
+size_t Shape::out_row_bytes() const { return size_t(hidden) * dtype_size(out_type); }
 size_t Shape::max_recv_rows() const {
   return expert_major ? size_t(local_experts(rank)) * expert_rows() : expert_rows();
 }

@@ -119,7 +119,7 @@ void Bench::run(const Collective& collective, Report& report) {
       collective.reduces ? options_.ops : std::vector<sclRedOp_t>{sclSum};
 
   for (sclDataType_t type : options_.types) {
-    const size_t elem_size = type_size(type);
+    const size_t elem_size = dtype_size(type);
     std::vector<size_t> counts;
     for (size_t bytes : sizes_) {
       if (size_t count = element_count(collective, bytes, elem_size, nranks_); count > 0) {
@@ -159,7 +159,7 @@ Measurement Bench::measure(const Collective& collective, sclDataType_t type, scl
                            size_t count, bool in_place) {
   const Placement placement{count, nranks_, rank_, options_.root};
   const Geometry geometry = collective.geometry(placement);
-  const size_t elem_size = type_size(type);
+  const size_t elem_size = dtype_size(type);
   // -u: both buffers start that many elements past their alignment.
   char* const send = send_.data() + static_cast<size_t>(options_.unalign) * elem_size;
   char* const recv = recv_.data() + static_cast<size_t>(options_.unalign) * elem_size;

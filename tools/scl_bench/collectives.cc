@@ -137,7 +137,7 @@ LaunchResult sendrecv_launch(const LaunchArgs& a) {
 double factor_received(int n) { return static_cast<double>(n - 1) / n; }
 LaunchResult hypercube_launch(const LaunchArgs& a) {
   const Placement& p = a.placement;
-  const size_t chunk = share(p) * type_size(a.type);
+  const size_t chunk = share(p) * dtype_size(a.type);
   char* out = static_cast<char*>(a.recv);
   char* own = out + static_cast<size_t>(p.rank) * chunk;
   if (own != a.send && chunk > 0) std::memcpy(own, a.send, chunk);

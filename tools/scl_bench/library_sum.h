@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "core/dtype.h"
 #include "reduce/reduce.h"
 
 namespace stratacl::bench {
@@ -13,7 +14,7 @@ namespace stratacl::bench {
 inline void library_sum(void* dst, const void* const* rows, const float* weights, int n,
                         size_t count, sclDataType_t type) {
   if (n == 0) {
-    std::memset(dst, 0, count * reduce::dtype_size(type));
+    std::memset(dst, 0, count * dtype_size(type));
   } else if (weights) {
     reduce::weighted_sum_n(dst, rows, weights, n, count, type);
   } else {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
 #include "errors.h"
 #include "library_sum.h"
 #include "measure.h"
@@ -187,8 +188,8 @@ class LayoutRun {
         "routing %s, x %s -> %s, out %s\n",
         shape_.expert_major ? "expert-major" : "token-major",
         shape_.expert_major ? "DeepEP low latency" : "DeepEP normal", shape_.nranks, o_.tokens,
-        o_.hidden, o_.topk, o_.experts, o_.routing_text.c_str(), moe_workload::type_name(o_.x),
-        moe_workload::type_name(o_.recv), moe_workload::type_name(o_.out));
+        o_.hidden, o_.topk, o_.experts, o_.routing_text.c_str(), dtype_name(o_.x),
+        dtype_name(o_.recv), dtype_name(o_.out));
     std::printf(
         "# bytes per rank: dispatch %.1f MB, combine %.1f MB (median of %d passes, "
         "slowest rank, %d calls each)\n",

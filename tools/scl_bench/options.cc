@@ -219,13 +219,6 @@ std::vector<std::string> split_list(std::string_view text) {
   }
 }
 
-// nccl-tests' spellings of the fp8 types, beside scl-bench's own names.
-std::optional<sclDataType_t> parse_type_name(std::string_view name) {
-  if (name == "f8e4m3") return sclFloat8e4m3;
-  if (name == "f8e5m2") return sclFloat8e5m2;
-  return parse_type(name);
-}
-
 // What the option-parsing loop remembers beyond the options themselves.
 struct Given {
   bool min = false, max = false, factor = false, step = false, mem = false, mode = false;
@@ -346,10 +339,10 @@ std::string apply_option(Key key, std::string_view flag, std::string_view value,
     }
     case Key::kDatatype: {
       if (value == "all") {
-        options.types.assign(std::begin(kAllTypes), std::end(kAllTypes));
+        options.types.assign(kAllDtypes.begin(), kAllDtypes.end());
         return "";
       }
-      std::optional<sclDataType_t> type = parse_type_name(value);
+      std::optional<sclDataType_t> type = parse_dtype(value);
       if (!type) {
         return "option " + std::string(flag) + ": unknown type '" + std::string(value) +
                "' (int8 uint8 int32 uint32 int64 uint64 float16/half float32/float "

@@ -273,7 +273,7 @@ void Report::add_row(const Row& row) {
     extra += format_iterations(row.out_of_place) + format_iterations(row.in_place);
   }
   if (columns_.timestamp) extra += right_aligned(timestamp_now(), kTimestampWidth);
-  const std::string_view type = type_name(row.type);
+  const std::string_view type = dtype_name(row.type);
   const std::string_view op = row.op ? op_name(*row.op) : "none";
   std::printf(
       "%12zu  %12zu  %8.*s  %6.*s  %6d%s%s%s\n", row.bytes, row.count,
@@ -315,7 +315,7 @@ std::string Report::write_files(const std::string& csv_path, const std::string& 
            "busbw_gbs,wrong\n";
     for (const Record& r : records_) {
       const double algbw = alg_bandwidth(r.bytes, r.m.time_us, r.alg_factor);
-      out << csv_field(r.collective) << ',' << type_name(r.type) << ','
+      out << csv_field(r.collective) << ',' << dtype_name(r.type) << ','
           << (r.op ? op_name(*r.op) : "none") << ',' << r.root << ',' << r.bytes << ',' << r.count
           << ',' << (r.in_place ? 1 : 0) << ',' << csv_field(r.mode) << ','
           << number(r.m.time_us, "%.3f") << ',' << number(r.m.p99_us, "%.3f") << ','
@@ -346,7 +346,7 @@ std::string Report::write_files(const std::string& csv_path, const std::string& 
       const Record& r = records_[i];
       const double algbw = alg_bandwidth(r.bytes, r.m.time_us, r.alg_factor);
       out << (i == 0 ? "\n" : ",\n") << "    {\"collective\": \"" << json_escaped(r.collective)
-          << "\", \"dtype\": \"" << type_name(r.type) << "\", \"op\": \""
+          << "\", \"dtype\": \"" << dtype_name(r.type) << "\", \"op\": \""
           << (r.op ? op_name(*r.op) : "none") << "\", \"root\": " << r.root
           << ", \"bytes\": " << r.bytes << ", \"count\": " << r.count
           << ", \"in_place\": " << (r.in_place ? "true" : "false") << ", \"mode\": \""
