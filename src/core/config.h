@@ -46,14 +46,16 @@ enum class VarKind {
   kText     // free text (an address, a host identity); empty means unset
 };
 
+// A row of the registry (core/config.cc), written with designated initializers: a field a row
+// leaves out has the value below.
 struct VarSpec {
   Var id;
   const char* name;  // the environment variable
   VarKind kind;
-  int64_t min, max;                      // kNumber: the accepted range
-  int64_t number_default;                // kNumber: the default, unless computed_default is set
-  int64_t (*computed_default)();         // kNumber: a default that depends on the machine
-  std::span<const char* const> choices;  // kChoice: choices[0] is the default
+  int64_t min = 0, max = 0;                   // kNumber: the accepted range
+  int64_t number_default = 0;                 // kNumber: the default when computed_default is null
+  int64_t (*computed_default)() = nullptr;    // kNumber: a default that depends on the machine
+  std::span<const char* const> choices = {};  // kChoice: choices[0] is the default
   const char* help;
 };
 
