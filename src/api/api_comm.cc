@@ -59,9 +59,8 @@ sclResult_t init(sclComm_t* out, const InitRequest& req) {
     *out = api::nonblocking::start([req, kept = ConfigCopy(req.config)](sclComm_t key) {
       InitRequest r = req;
       r.config = kept.get();
-      Result<std::shared_ptr<Communicator>> c = Communicator::create(r);
-      if (!c.ok()) return c.status();
-      api::register_comm(std::move(*c), key);
+      SCL_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, Communicator::create(r));
+      api::register_comm(std::move(c), key);
       return Status::Ok();
     });
     return sclInProgress;
@@ -242,9 +241,9 @@ sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
     }
     *newcomm = api::nonblocking::start([parent = api::share(c), ticket = c->issue(), color, key,
                                         kept = ConfigCopy(config)](sclComm_t handle) {
-      Result<std::shared_ptr<Communicator>> child = parent->split(ticket, color, key, kept.get());
-      if (!child.ok()) return child.status();
-      api::register_comm(std::move(*child), handle);
+      SCL_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> child,
+                           parent->split(ticket, color, key, kept.get()));
+      api::register_comm(std::move(child), handle);
       return Status::Ok();
     });
     return sclInProgress;
