@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "reduce/reduce.h"
 #include "reference.h"
 
 namespace mp {
@@ -52,20 +53,7 @@ void fatal_call(const char* expr, sclResult_t r, const char* file, int line) {
 }
 
 const char* op_name(int op) {
-  switch (op) {
-    case sclSum:
-      return "sum";
-    case sclProd:
-      return "prod";
-    case sclMax:
-      return "max";
-    case sclMin:
-      return "min";
-    case sclAvg:
-      return "avg";
-    default:
-      return "-";
-  }
+  return op >= 0 && op < sclNumOps ? stratacl::reduce::op_name(sclRedOp_t(op)) : "-";
 }
 
 std::string CallInfo::text() const {
