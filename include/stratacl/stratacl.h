@@ -250,13 +250,13 @@ sclResult_t sclStreamQuery(sclStream_t stream); /* sclInProgress while work is p
 typedef void (*sclStreamCallback_t)(sclStream_t stream, sclResult_t status, void* userData);
 sclResult_t sclStreamAddCallback(sclStream_t stream, sclStreamCallback_t callback, void* userData);
 
-/* Reduction operators of a communicator (NCCL's): sum of every rank's input multiplied by
- * `scalar`, a value of `datatype`. sclScalarHostImmediate reads *scalar now; sclScalarDevice
- * (NCCL: device memory read while the collective runs) reads it when each call runs, here from
- * host memory, which must then stay valid until the calls using the operator are done. The
- * operator is valid on `comm`, for `datatype`, in allreduce, reduce and reduce-scatter, until
- * sclRedOpDestroy. The result is the sum, multiplied once by the scalar: for integers exactly
- * NCCL's (wrapping), for floating types within one rounding of multiplying each input first. */
+/* Reduction operators of a communicator (NCCL's): the sum of every rank's input, each multiplied
+ * first by its rank's `scalar`, a value of `datatype` (ranks may pass different scalars).
+ * sclScalarHostImmediate reads *scalar now; sclScalarDevice (NCCL: device memory read while the
+ * collective runs) reads it, here from host memory, when each call starts, so it must stay valid
+ * until the calls using the operator have started. The operator is valid on `comm`, for
+ * `datatype`, in allreduce, reduce and reduce-scatter, until sclRedOpDestroy. Each call scales
+ * this rank's input into a heap block of its size, which peers then read in place. */
 typedef enum { sclScalarDevice = 0, sclScalarHostImmediate = 1 } sclScalarResidence_t;
 sclResult_t sclRedOpCreatePreMulSum(sclRedOp_t* op, void* scalar, sclDataType_t datatype,
                                     sclScalarResidence_t residence, sclComm_t comm);

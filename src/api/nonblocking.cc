@@ -9,12 +9,14 @@
 namespace stratacl::api::nonblocking {
 namespace {
 
+// A handle's state. Whoever found it holds it (a shared_ptr), queue included, so a poll from
+// another thread outlives a release; the queue is the last member, so it drains first.
 struct Slot {
   std::unique_ptr<sclComm> key;  // set when the handle is a key of its own
-  std::unique_ptr<Stream> queue;
   std::mutex mu;
   bool making = true;  // the make has not finished
   Status failed;       // what the make returned, if it failed
+  std::unique_ptr<Stream> queue;
 };
 
 std::mutex g_mu;
@@ -95,7 +97,7 @@ std::optional<std::shared_ptr<Communicator>> release(sclComm_t key) {
     slots().erase(it);
   }
   unregister_stream(s->queue.get());
-  s->queue.reset();  // drains: the make and every queued call finish first
+  (void)s->queue->synchronize();  // the make and every queued call finish first
   Communicator* c = find_comm(key);
   return c ? unregister_comm(c) : nullptr;
 }

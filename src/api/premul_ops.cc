@@ -15,8 +15,7 @@ struct Op {
   PreMul premul;
 };
 struct CommOps {
-  int next = sclNumOps;
-  std::map<int, Op> ops;
+  std::map<int, Op> ops;  // by number, ascending
 };
 
 std::mutex g_mu;
@@ -52,9 +51,14 @@ Status create_premul(const Communicator* c, const void* scalar, const sclDataTyp
   }
   std::lock_guard lock(g_mu);
   CommOps& mine = registry()[c];
-  if (mine.next == sclMaxRedOp)
-    return Errorf(sclInvalidUsage, "op: this communicator has created too many operators");
-  const int id = mine.next++;
+  // The lowest free number: a framework that makes and destroys one per call never runs out.
+  int id = sclNumOps;
+  for (const auto& [used, _] : mine.ops) {
+    if (used != id) break;
+    ++id;
+  }
+  if (id == sclMaxRedOp)
+    return Errorf(sclInvalidUsage, "op: this communicator has too many operators");
   mine.ops.emplace(id, o);
   *op = sclRedOp_t(id);
   return Status::Ok();

@@ -29,9 +29,9 @@ enum class Coll : uint32_t {
 };
 const char* coll_name(Coll c);
 
-// The scalar of a PreMulSum operator (sclRedOpCreatePreMulSum): the call reduces with sclSum,
-// then its result is multiplied by the scalar, a value of the call's dtype, taken from `value`
-// (host-immediate) or read from `at` when the call runs.
+// The scalar of a PreMulSum operator (sclRedOpCreatePreMulSum): each rank's input is multiplied
+// by its scalar, a value of the call's dtype taken from `value` (host-immediate) or read from
+// `at` when the call runs, and the call sums them (coll/premul.h).
 struct PreMul {
   bool on = false;
   uint64_t value = 0;
@@ -54,8 +54,5 @@ struct Call {
   const size_t* rdispls = nullptr;
   PreMul premul;  // allreduce, reduce and reduce-scatter
 };
-
-// Multiplies what `rank` received from a PreMulSum call by its scalar (nothing otherwise).
-void apply_premul(const Call& call, int rank);
 
 }  // namespace stratacl

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "coll/algorithms.h"
+#include "coll/premul.h"
 #include "coll/step.h"
 #include "hier/hierarchical.h"
 
@@ -46,15 +47,12 @@ Status Communicator::finish_call(Status s) {
 
 Status Communicator::run(uint32_t ticket, const Call& call) {
   return in_turn(ticket, coll_name(call.coll), [&] {
-    Status s;
-    if (!rail_) {
-      s = run_collective(ctx_, call);
-    } else {
-      hier::Context hc = across_hosts();
-      s = hier::run(hc, call);
-    }
-    if (s.ok()) apply_premul(call, rank());
-    return s;
+    PremulInput input;  // freed after the call, which every peer has read by then
+    Call c;
+    SCL_TRY(input.prepare(call, nranks(), &c));
+    if (!rail_) return run_collective(ctx_, c);
+    hier::Context hc = across_hosts();
+    return hier::run(hc, c);
   });
 }
 
@@ -99,8 +97,12 @@ Status Communicator::finalize(uint32_t ticket) {
   // Everything issued before it runs first, queued stream work included (after an abort, it
   // fails at once). Twice the timeout: an earlier call may start its own deadline late.
   Status s = order_.enter(ticket, 2 * cfg_.timeout_ms.value, [] { return Status::Ok(); });
-  finalized_.store(true, std::memory_order_release);
+  const bool again = finalized_.exchange(true, std::memory_order_acq_rel);
   destroyed_.store(true, std::memory_order_release);
+  if (s.ok() && again) {  // our blocks are gone already: nothing to leave twice
+    order_.leave();
+    return Errorf(sclInvalidUsage, "the communicator was finalized already");
+  }
   if (!s.ok()) {
     // An earlier call still runs on our blocks: leave them all to it, leaked.
     revoke(s);

@@ -94,7 +94,8 @@ class Communicator : public sclComm {
   // then leaves after a departure barrier with the peers (bounded by the timeout), so no peer can
   // still be reading our blocks when their memory is reused, and releases them. Later calls
   // fail. A peer that never comes is waited for until the timeout, then left behind (our blocks
-  // stay allocated for it); the error is an earlier call that never finished.
+  // stay allocated for it); the error is an earlier call that never finished. A second finalize
+  // fails with sclInvalidUsage and touches nothing.
   Status finalize(uint32_t ticket);
   // Finalizes, unless that was done; what is left goes with the object, locally.
   void destroy();

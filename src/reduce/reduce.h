@@ -66,8 +66,8 @@ void weighted_sum_n_isa(Isa isa, void* dst, const void* const* srcs, const float
                         size_t count, sclDataType_t dt);
 
 // buf[i] *= *scalar (a value of dt), in place: integers wrap, float64 in float64, the other
-// floating types as weighted_sum_n of one input with the scalar widened to float32. The last
-// step of a PreMulSum reduction (sclRedOpCreatePreMulSum).
+// floating types as weighted_sum_n of one input with the scalar widened to float32. The first
+// step of a PreMulSum reduction (sclRedOpCreatePreMulSum), on each rank's input.
 void scale(void* buf, size_t count, sclDataType_t dt, const void* scalar);
 
 // "sum", "prod", "max", "min", "avg"; "invalid" otherwise.

@@ -1,4 +1,4 @@
-// In-place multiplication by a scalar: the last step of a PreMulSum reduction (reduce.h).
+// In-place multiplication by a scalar: the first step of a PreMulSum reduction (reduce.h).
 #include <cstdint>
 #include <cstring>
 

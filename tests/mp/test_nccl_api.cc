@@ -118,6 +118,22 @@ void premul(const Comm& w, Tally& tally) {
     premul_one<double>(w, tally, sclFloat64, 0.125, 4.0, s);
   }
   MP_OK(sclStreamDestroy(stream));
+  // Each rank's own scalar multiplies its own input (NCCL's definition): here rank r's is r + 1,
+  // so the result is the sum of (r + 1) * x_r, the same on every rank.
+  {
+    const size_t count = 513;
+    std::vector<int32_t> x(count), got(count), want(count, 0);
+    for (size_t i = 0; i < count; ++i) x[i] = int32_t(w.rank * 7 + int(i % 11));
+    for (int r = 0; r < w.n; ++r)
+      for (size_t i = 0; i < count; ++i) want[i] += (r + 1) * int32_t(r * 7 + int(i % 11));
+    int32_t mine = w.rank + 1;
+    sclRedOp_t own;
+    MP_OK(sclRedOpCreatePreMulSum(&own, &mine, sclInt32, sclScalarHostImmediate, w.comm));
+    MP_OK(sclAllReduce(x.data(), got.data(), count, sclInt32, own, w.comm, nullptr));
+    tally.compare(info("premulsum per-rank scalars", sclInt32, count), "recv", got.data(),
+                  want.data(), count);
+    MP_OK(sclRedOpDestroy(own, w.comm));
+  }
   // An operator is for its dtype only, and built-in operators are not destroyed.
   sclRedOp_t op;
   float f = 2.0f;
@@ -268,6 +284,8 @@ void non_blocking(const Comm& w, Tally& tally) {
   Comm bc = describe(blocking);
   allreduce_checked(bc, tally, "blocking allreduce", false);
   MP_OK(sclCommFinalize(blocking));
+  tally.expect(sclCommFinalize(blocking) == sclInvalidUsage, info("finalize twice"),
+               "a second finalize is refused");
   int64_t x = 1;
   tally.expect(sclAllReduce(&x, &x, 1, sclInt64, sclSum, blocking, nullptr) == sclInvalidUsage,
                info("after finalize"), "a call after a blocking finalize fails");

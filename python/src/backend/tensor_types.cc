@@ -101,7 +101,9 @@ Reduction reduced(const at::Tensor& t, const c10d::ReduceOp& op) {
   if (op.op_ == c10d::ReduceOp::PREMUL_SUM) {
     const auto* factor = dynamic_cast<const c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
     TORCH_CHECK(factor, "stratacl: ReduceOp.PREMUL_SUM without its factor");
-    TORCH_CHECK(s != at::kBool, "stratacl: ReduceOp.PREMUL_SUM is not defined for bool tensors");
+    TORCH_CHECK(at::isFloatingType(s) || at::isComplexType(s),
+                "stratacl: ReduceOp.PREMUL_SUM is defined for floating and complex tensors, not ",
+                s);
     Reduction r = reduced(t, c10d::ReduceOp(c10d::ReduceOp::SUM));
     r.premul = true;
     // A tensor factor (NCCL reads it on the device while the call runs) is read when issued.
