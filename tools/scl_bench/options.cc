@@ -1,204 +1,18 @@
 #include "options.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
-#include <iterator>
-#include <limits>
 #include <optional>
+#include <utility>
 
 #include "collectives.h"
-#include "core/byte_size.h"
-#include "datatypes.h"
+#include "nccl_options.h"
+#include "option_values.h"
 
 namespace stratacl::bench {
 namespace {
 
 constexpr size_t kDefaultBytes = size_t{32} << 20;     // nccl-tests' default for -b and -e
 constexpr size_t kDefaultStepBytes = size_t{1} << 20;  // nccl-tests' default for -i
-
-enum class Key {
-  // nccl-tests' options (src/common.cu), in its order.
-  kThreads,
-  kGpus,
-  kMinBytes,
-  kMaxBytes,
-  kStepBytes,
-  kStepFactor,
-  kIters,
-  kAggIters,
-  kWarmup,
-  kCycles,
-  kParallelInit,
-  kCheck,
-  kOp,
-  kDatatype,
-  kRoot,
-  kBlocking,
-  kStreamNull,
-  kTimeout,
-  kCudaGraph,
-  kCpuTime,
-  kTimestamps,
-  kOutputFile,
-  kAverage,
-  kRegister,
-  kCtaPolicy,
-  kDeviceImpl,
-  kDeviceCtas,
-  kMemoryReport,
-  kUnalign,
-  kPerIter,
-  kPerIterSkip,
-  kHelp,
-  // scl-bench's own (long names only, so that no later nccl-tests letter can clash).
-  kMem,
-  kMode,
-  kCsv,
-  kJson,
-  kRepeats,
-};
-
-struct Flag {
-  Key key;
-  char short_name;  // 0: long name only
-  std::string_view long_name;
-};
-
-// Every option takes a value except -h.
-constexpr Flag kFlags[] = {
-    {Key::kThreads, 't', "nthreads"},
-    {Key::kGpus, 'g', "ngpus"},
-    {Key::kMinBytes, 'b', "minbytes"},
-    {Key::kMaxBytes, 'e', "maxbytes"},
-    {Key::kStepBytes, 'i', "stepbytes"},
-    {Key::kStepFactor, 'f', "stepfactor"},
-    {Key::kIters, 'n', "iters"},
-    {Key::kAggIters, 'm', "agg_iters"},
-    {Key::kWarmup, 'w', "warmup_iters"},
-    {Key::kCycles, 'N', "run_cycles"},
-    {Key::kParallelInit, 'p', "parallel_init"},
-    {Key::kCheck, 'c', "check"},
-    {Key::kOp, 'o', "op"},
-    {Key::kDatatype, 'd', "datatype"},
-    {Key::kRoot, 'r', "root"},
-    {Key::kBlocking, 'z', "blocking"},
-    {Key::kStreamNull, 'y', "stream_null"},
-    {Key::kTimeout, 'T', "timeout"},
-    {Key::kCudaGraph, 'G', "cudagraph"},
-    {Key::kCpuTime, 'C', "report_cputime"},
-    {Key::kTimestamps, 'S', "report_timestamps"},
-    {Key::kOutputFile, 'J', "output_file"},
-    {Key::kAverage, 'a', "average"},
-    {Key::kRegister, 'R', "local_register"},
-    {Key::kCtaPolicy, 'x', "cta_policy"},
-    {Key::kDeviceImpl, 'D', "device_implementation"},
-    {Key::kDeviceCtas, 'V', "device_cta_count"},
-    {Key::kMemoryReport, 'M', "memory"},
-    {Key::kUnalign, 'u', "unalign"},
-    {Key::kPerIter, 'I', "per_iter_timing"},
-    {Key::kPerIterSkip, 'K', "per_iter_skip"},
-    {Key::kHelp, 'h', "help"},
-    {Key::kMem, 0, "mem"},
-    {Key::kMode, 0, "mode"},
-    {Key::kCsv, 0, "csv"},
-    {Key::kJson, 0, "json"},
-    {Key::kRepeats, 0, "repeats"},
-};
-
-// The nccl-tests options that have nothing to act on here, and why. They are accepted with any
-// value; the run says which ones it ignored.
-struct Ignored {
-  Key key;
-  std::string_view why;
-};
-
-constexpr Ignored kIgnored[] = {
-    {Key::kThreads, "one rank per process; start ranks with the launcher (stratarun -n)"},
-    {Key::kGpus, "one rank per process; start ranks with the launcher (stratarun -n)"},
-    {Key::kParallelInit, "each process initialises its one rank already"},
-    {Key::kStreamNull, "every call runs on the NULL stream already (and returns when done)"},
-    {Key::kCudaGraph, "no CUDA graphs on CPU ranks"},
-    {Key::kCpuTime, "the times are the host's clock already"},
-    {Key::kCtaPolicy, "no GPU thread blocks"},
-    {Key::kDeviceImpl, "no device-side implementation"},
-    {Key::kDeviceCtas, "no GPU thread blocks"},
-};
-
-const Ignored* ignored(Key key) {
-  for (const Ignored& entry : kIgnored) {
-    if (entry.key == key) return &entry;
-  }
-  return nullptr;
-}
-
-// An exact long name, or else the one long name it abbreviates (as getopt_long accepts).
-// nullopt with `ambiguous` set when several names start with it.
-std::optional<Key> look_up_long(std::string_view name, bool& ambiguous) {
-  ambiguous = false;
-  std::optional<Key> prefix_match;
-  int prefix_matches = 0;
-  for (const Flag& flag : kFlags) {
-    if (flag.long_name == name) return flag.key;
-    if (!name.empty() && flag.long_name.starts_with(name)) {
-      prefix_match = flag.key;
-      ++prefix_matches;
-    }
-  }
-  if (prefix_matches == 1) return prefix_match;
-  ambiguous = prefix_matches > 1;
-  return std::nullopt;
-}
-
-std::optional<Key> look_up_short(char c) {
-  for (const Flag& flag : kFlags) {
-    if (flag.short_name != 0 && flag.short_name == c) return flag.key;
-  }
-  return std::nullopt;
-}
-
-// A number of bytes with an optional K, M or G suffix (powers of 1024), not negative. Fractions
-// are accepted as nccl-tests accepts them ("1.5M"), rounded down to whole bytes.
-std::optional<size_t> parse_size(std::string_view text) {
-  const std::string copy(text);  // the parsers read NUL-terminated strings
-  long long value = 0;
-  if (scl_parse_byte_size(copy.c_str(), &value) == 0) {
-    if (value < 0) return std::nullopt;
-    return size_t(value);
-  }
-  char* end = nullptr;
-  const double number = std::strtod(copy.c_str(), &end);
-  if (end == copy.c_str() || !std::isfinite(number) || number < 0) return std::nullopt;
-  double scale = 1;
-  switch (*end) {
-    case 'K':
-    case 'k':
-      scale = 1024.0;
-      break;
-    case 'M':
-    case 'm':
-      scale = 1024.0 * 1024;
-      break;
-    case 'G':
-    case 'g':
-      scale = 1024.0 * 1024 * 1024;
-      break;
-    default:
-      break;
-  }
-  if (scale != 1) ++end;
-  const double bytes = std::floor(number * scale);
-  if (*end != '\0' || bytes >= 0x1p63) return std::nullopt;
-  return static_cast<size_t>(bytes);
-}
-
-std::optional<long long> parse_integer(std::string_view text) {
-  long long value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 std::string collective_names() {
   std::string names;
@@ -219,192 +33,6 @@ std::vector<std::string> split_list(std::string_view text) {
   }
 }
 
-// What the option-parsing loop remembers beyond the options themselves.
-struct Given {
-  bool min = false, max = false, factor = false, step = false, mem = false, mode = false;
-  int registration = 0;  // -R
-};
-
-// Parses one option value into `options`; returns an error message or an empty string.
-// `flag` is the option as the user spelled it, for the message.
-std::string apply_option(Key key, std::string_view flag, std::string_view value, Options& options,
-                         Given& given) {
-  auto integer_in = [&](long long low, long long high, int& out) -> std::string {
-    std::optional<long long> parsed = parse_integer(value);
-    if (!parsed || *parsed < low || *parsed > high) {
-      return "option " + std::string(flag) + ": '" + std::string(value) +
-             "' is not an integer in [" + std::to_string(low) + ", " + std::to_string(high) + "]";
-    }
-    out = static_cast<int>(*parsed);
-    return "";
-  };
-  auto choice = [&](std::initializer_list<long long> allowed, int& out) -> std::string {
-    std::optional<long long> parsed = parse_integer(value);
-    if (parsed && std::find(allowed.begin(), allowed.end(), *parsed) != allowed.end()) {
-      out = static_cast<int>(*parsed);
-      return "";
-    }
-    std::string list;
-    for (long long v : allowed) list += (list.empty() ? "" : ", ") + std::to_string(v);
-    return "option " + std::string(flag) + ": '" + std::string(value) + "' is not one of " + list;
-  };
-  constexpr long long kIntMax = std::numeric_limits<int>::max();
-
-  if (const Ignored* entry = ignored(key)) {
-    // -t 1 and -g 1 are what scl-bench does anyway; say nothing about them.
-    if ((key == Key::kThreads || key == Key::kGpus) && value == "1") return "";
-    options.notes.push_back("option " + std::string(flag) + " " + std::string(value) +
-                            " ignored: " + std::string(entry->why));
-    return "";
-  }
-
-  switch (key) {
-    case Key::kMinBytes:
-    case Key::kMaxBytes:
-    case Key::kStepBytes: {
-      std::optional<size_t> size = parse_size(value);
-      if (!size) {
-        return "option " + std::string(flag) + ": '" + std::string(value) +
-               "' is not a size (a number with an optional K, M or G suffix)";
-      }
-      if (key == Key::kMinBytes) {
-        options.min_bytes = *size;
-        given.min = true;
-      } else if (key == Key::kMaxBytes) {
-        options.max_bytes = *size;
-        given.max = true;
-      } else {
-        options.step_bytes = *size;
-        given.step = true;
-      }
-      return "";
-    }
-    case Key::kStepFactor: {
-      int factor = 0;
-      if (std::string error = integer_in(0, kIntMax, factor); !error.empty()) return error;
-      options.step_factor = static_cast<size_t>(factor);
-      given.factor = true;
-      return "";
-    }
-    case Key::kIters:
-      return integer_in(1, kIntMax, options.iters);
-    case Key::kAggIters:
-      return integer_in(1, kIntMax, options.agg_iters);
-    case Key::kWarmup:
-      return integer_in(0, kIntMax, options.warmup);
-    case Key::kCycles:
-      return integer_in(0, kIntMax, options.cycles);
-    case Key::kCheck:
-      return integer_in(0, kIntMax, options.check_iters);
-    case Key::kRoot:
-      return integer_in(0, kIntMax, options.root);
-    case Key::kRepeats:
-      return integer_in(1, 1000, options.repeats);
-    case Key::kTimeout:
-      return integer_in(0, kIntMax / 1000, options.timeout_s);
-    case Key::kUnalign:
-      return integer_in(0, 4096, options.unalign);
-    case Key::kPerIterSkip:
-      return integer_in(0, kIntMax, options.per_iter_skip);
-    case Key::kBlocking: {
-      int blocking = 0;
-      if (std::string error = choice({0, 1, 2, 3}, blocking); !error.empty()) return error;
-      options.blocking = static_cast<Blocking>(blocking);
-      return "";
-    }
-    case Key::kAverage: {
-      int average = 0;
-      if (std::string error = choice({0, 1, 2, 3}, average); !error.empty()) return error;
-      options.average = static_cast<Average>(average);
-      return "";
-    }
-    case Key::kTimestamps:
-    case Key::kMemoryReport:
-    case Key::kPerIter: {
-      int on = 0;
-      if (std::string error = choice({0, 1}, on); !error.empty()) return error;
-      (key == Key::kTimestamps     ? options.timestamps
-       : key == Key::kMemoryReport ? options.memory_report
-                                   : options.per_iter) = on == 1;
-      return "";
-    }
-    case Key::kRegister: {
-      std::string error = choice({0, 1, 2}, given.registration);
-      if (!error.empty()) {
-        return error +
-               " (0 none, 1 registered buffers, 2 symmetric; the repeats of earlier "
-               "scl-bench versions are --repeats)";
-      }
-      return "";
-    }
-    case Key::kDatatype: {
-      if (value == "all") {
-        options.types.assign(kAllDtypes.begin(), kAllDtypes.end());
-        return "";
-      }
-      std::optional<sclDataType_t> type = parse_dtype(value);
-      if (!type) {
-        return "option " + std::string(flag) + ": unknown type '" + std::string(value) +
-               "' (int8 uint8 int32 uint32 int64 uint64 float16/half float32/float "
-               "float64/double bfloat16 fp8e4m3/f8e4m3 fp8e5m2/f8e5m2 all)";
-      }
-      options.types = {*type};
-      return "";
-    }
-    case Key::kOp: {
-      if (value == "all") {
-        options.ops.assign(std::begin(kAllOps), std::end(kAllOps));
-        return "";
-      }
-      std::optional<sclRedOp_t> op = parse_op(value);
-      if (!op && value == "mulsum") {
-        // nccl-tests' premultiplied sum (sclRedOpCreatePreMulSum): the check has no expected
-        // values for it, so the row runs as sum and says so.
-        options.notes.push_back(
-            "option -o mulsum measured as sum: scl-bench does not check a "
-            "premultiplied sum");
-        op = sclSum;
-      }
-      if (!op) {
-        return "option " + std::string(flag) + ": unknown operation '" + std::string(value) +
-               "' (sum prod max min avg all)";
-      }
-      options.ops = {*op};
-      return "";
-    }
-    case Key::kMem:
-      if (value == "heap") {
-        options.mem = MemKind::kHeap;
-      } else if (value == "malloc") {
-        options.mem = MemKind::kMalloc;
-      } else {
-        return "option " + std::string(flag) + ": unknown memory kind '" + std::string(value) +
-               "' (heap or malloc)";
-      }
-      given.mem = true;
-      return "";
-    case Key::kMode: {
-      for (Mode mode : {Mode::kAuto, Mode::kZeroCopy, Mode::kStaged, Mode::kCma}) {
-        if (value == mode_name(mode)) {
-          options.mode = mode;
-          given.mode = true;
-          return "";
-        }
-      }
-      return "option " + std::string(flag) + ": unknown mode '" + std::string(value) +
-             "' (auto zerocopy staged cma)";
-    }
-    case Key::kCsv:
-    case Key::kJson:
-    case Key::kOutputFile:
-      if (value.empty()) return "option " + std::string(flag) + " needs a file name";
-      (key == Key::kCsv ? options.csv_path : options.json_path) = std::string(value);
-      return "";
-    default:
-      return "option " + std::string(flag) + " is not handled";
-  }
-}
-
 ParseResult parse_error(std::string message) {
   ParseResult result;
   result.status = ParseResult::Status::kError;
@@ -415,7 +43,7 @@ ParseResult parse_error(std::string message) {
 // -R as a memory regime: 1 (nccl-tests' local registration) is cma, malloc buffers registered
 // with sclCommRegister; 2 (symmetric registration) is zerocopy, sclMemAlloc buffers, which every
 // rank has registered from the moment they are allocated. An explicit --mode must agree.
-std::string apply_registration(int registration, const Given& given, Options& options) {
+std::string apply_registration(int registration, const GivenOptions& given, Options& options) {
   if (registration == 0) return "";
   const Mode wanted = registration == 1 ? Mode::kCma : Mode::kZeroCopy;
   if (given.mode && options.mode != wanted && options.mode != Mode::kAuto) {
@@ -475,7 +103,7 @@ std::string_view collective_of_program(std::string_view argv0) {
 ParseResult parse_options(int argc, const char* const* argv, std::string_view program_collective) {
   ParseResult result;
   Options& options = result.options;
-  Given given;
+  GivenOptions given;
   bool got_collective = false;
   if (!program_collective.empty()) {
     options.collective = std::string(program_collective);
@@ -505,7 +133,7 @@ ParseResult parse_options(int argc, const char* const* argv, std::string_view pr
     }
 
     // Forms accepted: -b 8, -b8, --minbytes 8, --minbytes=8, --minb 8 (an abbreviation).
-    Key key{};
+    OptionKey key{};
     std::string_view flag;
     std::optional<std::string_view> inline_value;
     if (arg.starts_with("--")) {
@@ -516,7 +144,7 @@ ParseResult parse_options(int argc, const char* const* argv, std::string_view pr
       }
       flag = arg.substr(0, 2 + name.size());
       bool ambiguous = false;
-      std::optional<Key> found = look_up_long(name, ambiguous);
+      std::optional<OptionKey> found = look_up_long(name, ambiguous);
       if (!found) {
         return parse_error((ambiguous ? "ambiguous option '" : "unknown option '") +
                            std::string(flag) + "'");
@@ -524,13 +152,13 @@ ParseResult parse_options(int argc, const char* const* argv, std::string_view pr
       key = *found;
     } else {
       flag = arg.substr(0, 2);
-      std::optional<Key> found = look_up_short(arg[1]);
+      std::optional<OptionKey> found = look_up_short(arg[1]);
       if (!found) return parse_error("unknown option '" + std::string(flag) + "'");
       key = *found;
       if (arg.size() > 2) inline_value = arg.substr(2);
     }
 
-    if (key == Key::kHelp) {
+    if (key == OptionKey::kHelp) {
       result.status = ParseResult::Status::kHelp;
       return result;
     }

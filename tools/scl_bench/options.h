@@ -1,5 +1,6 @@
 // Command-line options of scl-bench: every option of nccl-tests, with its meaning where it has
-// one on CPU ranks (the others are accepted and ignored), plus scl-bench's own.
+// one on CPU ranks (the others are accepted and ignored), plus scl-bench's own. Their names are
+// in nccl_options.h, what each value does in option_values.h.
 #ifndef STRATACL_TOOLS_SCL_BENCH_OPTIONS_H_
 #define STRATACL_TOOLS_SCL_BENCH_OPTIONS_H_
 

@@ -1,6 +1,6 @@
 // MoE dispatch and combine on torch tensors, over a "stratacl" process group's communicator:
 // the calls sclMoeCreate/Dispatch/Combine take, with tensors in and tensors out. The
-// DeepEP-shaped Python class (stratacl/moe.py) is built on it. Calls block (without the GIL)
+// DeepEP-shaped Python class (stratacl/moe/) is built on it. Calls block (without the GIL)
 // or, with `async_op`, are queued on the buffer's own stream and finish at wait(): their outputs
 // may be read only then (a token-major dispatch's outputs take their row count then). Like every
 // call on the communicator, they run after the group's earlier queued calls.

@@ -8,6 +8,9 @@
 // contiguous temporary (as gloo does), filled in the call's turn on the stream and copied back
 // when the call has finished. Sends and receives issued back to back go as one group
 // (backend/p2p_coalescer.h), so a ring of isend and irecv cannot deadlock.
+//
+// Defined in process_group.cc (set-up, teardown, the collectives), process_group_alltoall.cc
+// (alltoall, alltoall_base) and process_group_p2p.cc (send, recv, recvAnysource).
 #pragma once
 
 #include <chrono>

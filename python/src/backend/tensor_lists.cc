@@ -6,6 +6,13 @@
 
 namespace stratacl_torch {
 
+const at::Tensor& only(const std::vector<at::Tensor>& tensors, const char* call) {
+  TORCH_CHECK(tensors.size() == 1, "stratacl: ", call, " takes one tensor per process, got ",
+              tensors.size());
+  check_cpu_dense(tensors[0], "tensor");
+  return tensors[0];
+}
+
 // Every tensor of a list like `like` (same dtype and element count), as collectives need.
 void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, size_t n,
                 const char* name) {

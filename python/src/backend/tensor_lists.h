@@ -10,6 +10,10 @@
 
 namespace stratacl_torch {
 
+// The tensor of a single-tensor call (broadcast, send, ...): c10d passes a list with one tensor
+// per device the process drives, and a StrataCL rank drives one. Checks there is exactly one,
+// dense and on the CPU; `call` names the call in the error.
+const at::Tensor& only(const std::vector<at::Tensor>& tensors, const char* call);
 // Every tensor of `list` dense, on the CPU and like `like` (dtype, element count); n of them.
 void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, size_t n,
                 const char* name);
