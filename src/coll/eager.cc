@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "coll/round.h"
+#include "core/deadline.h"
 #include "exec/copy.h"
 #include "sync/futex.h"
 
@@ -10,15 +11,20 @@ namespace stratacl {
 namespace {
 
 // Polls the peers' slot headers, where the step number and the first payload bytes share a
-// line: one line to pull per peer instead of the arrival flag, then the header. Gives up after a
-// short spin (the caller then waits on the arrival flags, with every exit of a wait) and at once
-// when ranks outnumber cores.
+// line: one line to pull per peer instead of the arrival flag, then the header. Gives up after
+// the wait policy's spin (the caller then waits on the arrival flags, with every exit of a wait),
+// and at once when ranks outnumber cores or a peer last ran on our core: a pure spin would then
+// hold the core that peer needs (the caller's waits yield it).
 bool slots_ready(const CollContext& c) {
   if (c.waiter->oversubscribed()) return false;
   for (int p = 0; p < c.nranks; ++p) {
+    if (p != c.rank && Waiter::shares_core(c.cb(p)->arrive)) return false;
+  }
+  const int64_t until = now_ns() + c.waiter->spin_ns();
+  for (int p = 0; p < c.nranks; ++p) {
     const EagerSlot& theirs = c.step_of(p).eager[c.seq & 1];
-    for (int i = 0; theirs.seq.load(std::memory_order_acquire) != c.seq; ++i) {
-      if (i == 4096) return false;
+    for (int i = 1; theirs.seq.load(std::memory_order_acquire) != c.seq; ++i) {
+      if ((i & 63) == 0 && now_ns() > until) return false;
       cpu_relax();
     }
   }

@@ -33,12 +33,18 @@ WaitPolicy WaitPolicy::for_ranks(int local_ranks, int64_t spin_override_ns) {
 }
 
 void signal_flag(const OwnBlock& mine, Flag& flag, uint32_t value) {
+  flag.cpu.store(sched_getcpu(), std::memory_order_relaxed);
   flag.value.store(value, std::memory_order_seq_cst);
   if (mine.doorbell(&flag).load(std::memory_order_seq_cst) != 0) futex_wake_all(&flag.value);
 }
 
 void wake_flag(const OwnBlock&, const Flag& flag) {
   futex_wake_all(const_cast<std::atomic<uint32_t>*>(&flag.value));
+}
+
+bool Waiter::shares_core(const Flag& flag) {
+  const int theirs = flag.cpu.load(std::memory_order_relaxed);
+  return theirs >= 0 && theirs == sched_getcpu();
 }
 
 bool Waiter::departed(int r) const {
@@ -123,15 +129,16 @@ Status Waiter::wait(int rank, const Flag& flag, uint32_t target, const Deadline&
   auto reached = [&] { return seq_reached(flag.value.load(std::memory_order_acquire), target); };
   if (reached()) return Status::Ok();
   const int64_t spin_until = now_ns() + policy_.spin_ns;
-  // Oversubscribed, the rank we wait for may need this very core: give it up at every check
-  // instead of burning a slice of pauses first.
-  const int checks_per_round = policy_.yield_while_spinning ? 1 : 64;
+  // Oversubscribed, or sharing a core with the rank we wait for, that rank may need this very
+  // core: give it up at every check instead of burning a slice of pauses first.
+  const bool yield = policy_.yield_while_spinning || shares_core(flag);
+  const int checks_per_round = yield ? 1 : 64;
   do {
     for (int i = 0; i < checks_per_round; ++i) {
       if (reached()) return Status::Ok();
       cpu_relax();
     }
-    if (policy_.yield_while_spinning) sched_yield();
+    if (yield) sched_yield();
   } while (now_ns() < spin_until);
 
   Doorbell& doorbell = blocks_[size_t(rank)].doorbell(&flag);

@@ -57,6 +57,11 @@ class Waiter {
   Status check_peers(int waiting_on = -1) const;
   // True when ranks outnumber cores: then nobody may spin without yielding.
   bool oversubscribed() const { return policy_.yield_while_spinning; }
+  // True when `flag`'s owner last published it from the core we run on now: whatever the count
+  // of ranks and cores says (a CPU quota, another job, ranks of several communicators or hosts
+  // on one machine), the owner then waits for this core, and spinning on it only delays it.
+  static bool shares_core(const Flag& flag);
+  int64_t spin_ns() const { return policy_.spin_ns; }
   // True once rank r has destroyed the communicator (its block may already be freed).
   bool departed(int r) const;
   // True once rank r's block was freed: nothing in it may be read any more.
