@@ -6,6 +6,12 @@
  *             -n ITERS -w WARMUP -c 0|1 timed iterations, untimed ones before, check
  *             -C LIST                   comma-separated collectives: allreduce, allgather,
  *                                       reduce_scatter, alltoall, broadcast
+ *             -z 0|3                    3: every timed call between barriers, outside the
+ *                                       timing (OSU's way; scl-bench's -z 3), so a call that
+ *                                       returns before its data has landed (an eager
+ *                                       broadcast's root) is timed by its slowest rank to
+ *                                       completion, not pipelined with the next call
+ *                                       (mpi_bench only)
  *             --repeat K                the value of the repeat column (the driver's pass)
  *             --label NAME              the value of the library column
  *             --store DIR               rendezvous directory (Gloo only)
@@ -51,7 +57,7 @@ static const char* const peer_collective_names[PEER_NCOLLECTIVES] = {
 
 struct peer_options {
   size_t min_bytes, max_bytes, factor;
-  int iters, warmup, check, repeat;
+  int iters, warmup, check, repeat, blocking;
   int run[PEER_NCOLLECTIVES]; /* order of the -C list: run[k] is a collective, -1 ends it */
   const char* label;
   const char* store;
@@ -82,6 +88,7 @@ static int peer_parse_options(int argc, char** argv, struct peer_options* o) {
   o->warmup = 5;
   o->check = 1;
   o->repeat = 1;
+  o->blocking = 0;
   o->label = NULL;
   o->store = NULL;
   for (int k = 0; k < PEER_NCOLLECTIVES; ++k) o->run[k] = k; /* all, in table order */
@@ -101,6 +108,8 @@ static int peer_parse_options(int argc, char** argv, struct peer_options* o) {
       ok = ok && (o->warmup = atoi(v)) >= 0;
     else if (!strcmp(a, "-c"))
       ok = ok && ((o->check = atoi(v)) == 0 || o->check == 1);
+    else if (!strcmp(a, "-z"))
+      ok = ok && ((o->blocking = atoi(v)) == 0 || o->blocking == 3);
     else if (!strcmp(a, "--repeat"))
       ok = ok && (o->repeat = atoi(v)) >= 0;
     else if (!strcmp(a, "--label"))
