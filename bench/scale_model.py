@@ -1,0 +1,380 @@
+#!/usr/bin/python3
+"""Analytic scale model of StrataCL's collectives across hosts (docs/SCALE-MODEL.md).
+
+    /usr/bin/python3 bench/scale_model.py [CSV...] [--calibrate CSV] [--local L=CSV]...
+                                          [--o-us US] [--no-plot] [--out TXT]
+
+Calibrates the network parameters (alpha, o, beta) on the 2-host x 1-rank run, validates the
+model on every other bench/compare run across hosts (default: bench/results/hosts-<H>x<L>.csv,
+the layout read from the name), prints per layout, collective and size the measured time of
+StrataCL (stratacl-heap, median of the repeats) against the prediction, a summary, and then the
+predictions for larger machines (bench/scale_predict.py). Writes the text to --out (default
+bench/results/scale-model.txt) and the plot predicted against measured to
+bench/results/scale-model-validation.png (gnuplot). Python 3 stdlib only.
+
+Model of one call (µs; sizes in bytes; bandwidths in GB/s = 1000 bytes/µs):
+  T = local phases + copies and reductions + per network round (alpha + o x c x messages)
+      + bytes on the wire / beta
+local phases come from measured single-host runs (testbed) or a formula (other machines);
+c is the CPU contention where ranks share cores.
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ES = 4                       # float32, as bench/compare measures
+DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: allreduce up to here is one direct round
+ONE_SIDED_MIN = 1 << 20      # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
+COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
+BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the known slow mode
+LIB = "stratacl-heap"
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+LOCAL_RUNS = {2: "compare-foundations.csv"}  # single-host runs of StrataCL with L ranks
+
+
+class Fabric:
+    """One kind of machine. alpha: µs per network round (wire latency); o: µs of CPU per
+    message a rank posts or completes; beta_host: GB/s a host sends (one direction) over its
+    link(s); beta_shared: GB/s all hosts together move (the testbed, whose hosts share 2
+    cores); cores: cores per contention domain (the machine on the testbed, else a host);
+    mem: GB/s one rank copies; local(coll, size, L): µs of an uncontended single-host call."""
+
+    def __init__(self, name, alpha, o, beta_host=math.inf, beta_shared=math.inf, cores=1,
+                 shared_cpu=False, mem=19.4, local=None, lam=0.0, beta_loc=math.inf):
+        self.name, self.alpha, self.o = name, alpha, o
+        self.beta_host, self.beta_shared = beta_host, beta_shared
+        self.cores, self.shared_cpu, self.mem, self.local = cores, shared_cpu, mem, local
+        self.lam, self.beta_loc = lam, beta_loc  # intra-host step (µs) and rate, peers' models
+
+    def crowd(self, hosts, active):
+        """Contention: ranks busy at once per core of their domain (at least 1)."""
+        busy = hosts * active if self.shared_cpu else active
+        return max(1.0, busy / self.cores)
+
+    def with_(self, **kw):
+        f = Fabric(self.name, self.alpha, self.o)
+        f.__dict__.update(self.__dict__)
+        f.__dict__.update(kw)
+        return f
+
+
+def us(nbytes, gbs):
+    return nbytes / (gbs * 1e3) if gbs != math.inf else 0.0
+
+
+def strata(coll, S, H, L, f):
+    """StrataCL's time for one call of nccl-tests size S on H hosts x L ranks: {term: µs}.
+    The algorithms of src/hier/*.cc over src/net/rail.cc, as docs/SCALE-MODEL.md lists them."""
+    t = dict(alpha=0.0, msgs=0.0, wire=0.0, local=0.0, mem=0.0)
+    P, b = H * L, S / (H * L)
+    if H == 1:  # one host: the single-host library, no network
+        t["local"] = f.local(coll, S, L)
+        return t
+    lc = f.crowd(H, L) / max(1.0, L / f.cores) if f.shared_cpu else 1.0
+
+    def rnd(msgs, host, total, act, xfer):  # one network round; msgs: the busiest rank's
+        t["alpha"] += f.alpha * (2 if xfer >= ONE_SIDED_MIN else 1)
+        t["msgs"] += f.o * msgs * f.crowd(H, act)
+        t["wire"] += max(us(host, f.beta_host), us(total, f.beta_shared))
+
+    def local(c, size):
+        t["local"] += f.local(c, size, L) * lc
+
+    def copy(nbytes, act):
+        t["mem"] += us(nbytes, f.mem) * f.crowd(H, act)
+
+    def reduce(k, nbytes, act):  # k inputs into one: (k + 1) / 2 copies' worth of traffic
+        t["mem"] += (k + 1) / 2 * us(nbytes, f.mem) * f.crowd(H, act)
+
+    if coll == "allreduce" and S <= DIRECT_MAX:
+        local("allreduce", S) if L > 1 else copy(S, 1)
+        rnd(2 * (H - 1), L * (H - 1) * S, H * L * (H - 1) * S, L, S)  # every rail: whole buffer
+        reduce(H, S, L)
+    elif coll == "allreduce":
+        shard = S / L
+        local("reduce_scatter", S) if L > 1 else copy(S, 1)
+        for _ in range(2 * (H - 1)):  # ring reduce-scatter, then ring allgather, over hosts
+            rnd(2, S / H, S, L, shard / H)
+        reduce(2, shard / H * (H - 1), L)
+        if L > 1:
+            local("allgather", S)
+    elif coll == "allgather":
+        copy(b, L)
+        rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
+        for _ in range(H):  # one local allgather per host's blocks
+            if L > 1:
+                local("allgather", L * b)
+    elif coll == "reduce_scatter":
+        for _ in range(H):  # one local reduce-scatter per host's range of the input
+            local("reduce_scatter", L * b) if L > 1 else copy(b, 1)
+        rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
+        reduce(H, b, L)
+    elif coll == "alltoall":
+        local("alltoall", L * b) if L > 1 else copy(b, 1)
+        rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, b)  # a message per remote rank
+    elif coll == "broadcast":
+        copy(S, 1)  # the root, out of place
+        rnd(H - 1, (H - 1) * S, (H - 1) * S, 1, S)  # flat: the root's rail sends H - 1 copies
+        if L > 1:
+            local("broadcast", S)
+    return t
+
+
+# --- measured data ------------------------------------------------------------------------------
+
+def load(path, lib=LIB):
+    """(header fields, {(coll, bytes): [time_us per repeat]}, memcpy GB/s) of a compare CSV."""
+    with open(path) as fh:
+        lines = fh.read().splitlines()
+    head = dict(re.findall(r"(\w+)=(\S+)", lines[0])) if lines and lines[0].startswith("#") else {}
+    rows, mem = {}, []
+    for r in csv.reader(l for l in lines if l and not l.startswith("#")):
+        if r[0] == lib:
+            rows.setdefault((r[1], int(r[3])), []).append(float(r[4]))
+        elif r[0] == "memcpy":
+            mem.append(float(r[5]))
+    return head, rows, (statistics.median(mem) if mem else 19.4)
+
+
+def measured_local(paths):
+    """local(coll, size, L) from single-host runs: median time, log-log interpolation in size
+    (linear in size beyond the largest, the smallest's time below the smallest)."""
+    tables = {}
+    for L, path in paths.items():
+        _, rows, _ = load(path)
+        for (c, s), ts in rows.items():
+            tables.setdefault((L, c), []).append((s, statistics.median(ts)))
+    for v in tables.values():
+        v.sort()
+
+    def local(coll, size, L):
+        pts = tables.get((L, coll))
+        if not pts:
+            raise SystemExit(f"scale_model: no single-host {coll} run of {L} ranks (--local)")
+        if size <= pts[0][0]:
+            return pts[0][1]
+        for (s0, t0), (s1, t1) in zip(pts, pts[1:]):
+            if size <= s1:
+                w = math.log(size / s0) / math.log(s1 / s0)
+                return math.exp((1 - w) * math.log(t0) + w * math.log(t1))
+        return pts[-1][1] * size / pts[-1][0]
+    return local
+
+
+def testbed(alpha, o, beta, head, mem, local):
+    return Fabric("testbed", alpha, o, beta_shared=beta, cores=int(head.get("cores", 2)),
+                  shared_cpu=True, mem=mem, local=local)
+
+
+def total(t):
+    return sum(t.values())
+
+
+def calibrate(path, local):
+    """alpha and o from the sizes up to 512 B (least squares; the run's first row, allreduce at
+    its smallest size, is left out: a launch's first row is sometimes slow), then beta from
+    the sizes from 2 MiB (median of each point's beta after the modelled other terms)."""
+    head, rows, mem = load(path)
+    H, L = int(head.get("hosts", 2)), int(head["ranks"]) // int(head.get("hosts", 2))
+    first = min(s for c, s in rows if c == "allreduce")
+    small = [(k, v) for k, v in rows.items() if k[1] <= 512 and k != ("allreduce", first)]
+    sums = [0.0] * 5  # AA, AB, BB, Ay, By of the normal equations
+    for (c, s), ts in small:
+        f0 = testbed(0, 0, math.inf, head, mem, local)
+        t0 = total(strata(c, s, H, L, f0))
+        a = total(strata(c, s, H, L, f0.with_(alpha=1.0))) - t0
+        b = total(strata(c, s, H, L, f0.with_(o=1.0))) - t0
+        y = statistics.median(ts) - t0
+        for i, v in enumerate((a * a, a * b, b * b, a * y, b * y)):
+            sums[i] += v
+    det = sums[0] * sums[2] - sums[1] ** 2
+    alpha = (sums[3] * sums[2] - sums[1] * sums[4]) / det
+    o = (sums[0] * sums[4] - sums[1] * sums[3]) / det
+    betas = []
+    for (c, s), ts in rows.items():
+        if s >= 2 << 20:
+            f = testbed(alpha, o, math.inf, head, mem, local)
+            rest = total(strata(c, s, H, L, f))
+            wire1 = total(strata(c, s, H, L, f.with_(beta_shared=1.0))) - rest  # µs at 1 GB/s
+            if statistics.median(ts) > rest:
+                betas.append(wire1 / (statistics.median(ts) - rest))
+    beta = statistics.median(betas)
+    return dict(alpha=alpha, o=o, beta=beta, link=float(head.get("link_gbs", 0) or 0), mem=mem,
+                small=len(small), large=len(betas), beta_range=(min(betas), max(betas)))
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+def validate(paths, cal, local, cal_path):
+    """Rows (layout, coll, size, median, fastest, predicted, err %, note) of every run."""
+    out = []
+    for path in paths:
+        m = re.search(r"hosts-(\d+)x(\d+)\.csv$", path)
+        if not m:
+            continue
+        H, L = int(m.group(1)), int(m.group(2))
+        head, rows, mem = load(path)
+        if int(head.get("ranks", H * L)) != H * L or int(head.get("hosts", H)) != H:
+            print(f"scale_model: {path}: header says ranks={head.get('ranks')} "
+                  f"hosts={head.get('hosts')}, not {H}x{L}; skipped", file=sys.stderr)
+            continue
+        link = float(head.get("link_gbs", 0) or 0)
+        beta = cal["beta"] * (link / cal["link"] if link and cal["link"] else 1.0)
+        f = testbed(cal["alpha"], cal["o"], beta, head, mem, local)
+        cores = int(head.get("cores", 2))
+        for (c, s) in sorted(rows, key=lambda k: (COLLS.index(k[0]) if k[0] in COLLS else 9,
+                                                   k[1])):
+            if c not in COLLS:
+                continue
+            ts = rows[(c, s)]
+            pred = total(strata(c, s, H, L, f))
+            med = statistics.median(ts)
+            note = ("cal" if os.path.abspath(path) == os.path.abspath(cal_path) else
+                    "bimodal" if H * L > cores and s < BIMODAL_BELOW else "")
+            out.append((f"{H}x{L}", c, s, med, min(ts), pred, 100 * (pred - med) / med, note))
+    return out
+
+
+def summary(rows, pick, use_fastest=False):
+    errs = [100 * (r[5] - (r[4] if use_fastest else r[3])) / (r[4] if use_fastest else r[3])
+            for r in rows if pick(r)]
+    if not errs:
+        return "no points"
+    within = sum(abs(e) <= 25 for e in errs)
+    return (f"{len(errs):3d} points, {within:3d} within 25% ({100 * within / len(errs):.0f}%), "
+            f"median |error| {statistics.median(abs(e) for e in errs):.0f}%, "
+            f"median error {statistics.median(errs):+.0f}%")
+
+
+def report(rows, cal, out):
+    out.append(f"Calibration ({cal['small']} points <= 512 B, {cal['large']} points >= 2 MiB of "
+               f"the calibration run): alpha = {cal['alpha']:.2f} us, o = {cal['o']:.2f} us per "
+               f"message, beta (all hosts' bytes, one machine) = {cal['beta']:.2f} GB/s "
+               f"(points {cal['beta_range'][0]:.2f}-{cal['beta_range'][1]:.2f}), memcpy "
+               f"{cal['mem']:.1f} GB/s, link one stream {cal['link']:.2f} GB/s")
+    out.append("")
+    out.append("%-6s %-15s %10s %11s %11s %11s %8s  %s" % (
+        "layout", "collective", "bytes", "measured", "fastest", "predicted", "error", "note"))
+    for r in rows:
+        out.append("%-6s %-15s %10d %11.1f %11.1f %11.1f %+7.0f%%  %s" % r)
+    out.append("")
+    out.append("measured: median of the repeats (us per call, slowest rank); fastest: the fastest "
+               "repeat; error: (predicted - measured) / measured. note cal: the calibration run "
+               "(in-sample); bimodal: more ranks than cores and under 256 KiB, the known slow mode "
+               "(docs/PERFORMANCE.md, Across hosts): the model predicts the fast mode.")
+    out.append("")
+    out.append("Summary")
+    layouts = sorted({r[0] for r in rows})
+    for lay in layouts:
+        out.append(f"  {lay:5s} all points, median:        "
+                   + summary(rows, lambda r: r[0] == lay))
+        if any(r[0] == lay and r[7] == "bimodal" for r in rows):
+            out.append(f"  {lay:5s} outside the bimodal band:  "
+                       + summary(rows, lambda r: r[0] == lay and r[7] != "bimodal"))
+            out.append(f"  {lay:5s} bimodal band, median:      "
+                       + summary(rows, lambda r: r[0] == lay and r[7] == "bimodal"))
+            out.append(f"  {lay:5s} bimodal band, fastest:     "
+                       + summary(rows, lambda r: r[0] == lay and r[7] == "bimodal", True))
+    val = [r for r in rows if r[7] != "cal"]
+    if val:
+        out.append("  validation (every layout but the calibration's):")
+        out.append("        all points, median:        " + summary(val, lambda r: True))
+        out.append("        outside the bimodal band:  "
+                   + summary(val, lambda r: r[7] != "bimodal"))
+        out.append("        bimodal band, fastest:     "
+                   + summary(val, lambda r: r[7] == "bimodal", True))
+
+
+def ahead(cal, local, head, out, layouts=((3, 1), (4, 1), (3, 2), (4, 2))):
+    """The testbed's predicted times for layouts to be measured next (the calibration's beta,
+    link and memcpy; a run's own link speed will rescale beta when it is validated)."""
+    f = testbed(cal["alpha"], cal["o"], cal["beta"], head, cal["mem"], local)
+    out.append("Predicted on this testbed, before measuring (us per call; the fast mode where "
+               "ranks outnumber cores):")
+    out.append("%-15s %10s" % ("collective", "bytes") + "".join(f" {h}x{l:<8d}" for h, l in layouts))
+    for c in COLLS:
+        for s in (64, 32768, 2097152, 16777216):
+            out.append("%-15s %10d" % (c, s) + "".join(
+                f" {total(strata(c, s, h, l, f)):10.1f}" for h, l in layouts))
+
+
+def plot(rows, png):
+    if shutil.which("gnuplot") is None:
+        print("scale_model: gnuplot missing; no plot", file=sys.stderr)
+        return
+    groups = {}
+    for r in rows:
+        kind = "calibration" if r[7] == "cal" else "bimodal band" if r[7] == "bimodal" else ""
+        groups.setdefault(f"{r[0]} {kind}".strip(), []).append((r[3], r[5]))
+        if kind == "bimodal band":  # the model predicts the fast mode: its fastest repeat too
+            groups.setdefault(f"{r[0]} {kind}, fastest repeat", []).append((r[4], r[5]))
+    with tempfile.TemporaryDirectory() as work:
+        lines = []
+        for i, (name, pts) in enumerate(sorted(groups.items())):
+            dat = os.path.join(work, f"{i}.dat")
+            with open(dat, "w") as fh:
+                fh.writelines(f"{m} {p}\n" for m, p in pts)
+            style = (6 if "calibration" in name else 7 if "bimodal" not in name else
+                     5 if "fastest" in name else 4)
+            lines.append(f"'{dat}' using 1:2 with points pt {style} ps 1.3 title '{name}'")
+        lines += ["x with lines lc rgb 'black' title 'predicted = measured'",
+                  "1.25*x with lines dt 2 lc rgb 'gray40' title '+25%'",
+                  "0.75*x with lines dt 2 lc rgb 'gray40' title '-25%'"]
+        script = ('set terminal pngcairo noenhanced size 900,760 font ",11"\n'
+                  f"set output '{png}'\n"
+                  'set title "StrataCL across hosts: scale model against bench/compare '
+                  '(stratacl-heap, median of repeats)"\n'
+                  'set xlabel "measured (us per call)"\nset ylabel "predicted (us per call)"\n'
+                  "set logscale xy\nset grid\nset key top left\nset size square\n"
+                  "set xrange [2:50000]\nset yrange [2:50000]\n"
+                  f"plot {', '.join(lines)}\n")
+        if subprocess.run(["gnuplot"], input=script, text=True).returncode != 0:
+            print("scale_model: gnuplot failed", file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv", nargs="*", help="hosts-<H>x<L>.csv runs (default: all in results/)")
+    ap.add_argument("--calibrate", default=os.path.join(RESULTS, "hosts-2x1.csv"))
+    ap.add_argument("--local", action="append", default=[], metavar="L=CSV",
+                    help="single-host bench/compare run of L ranks for the local phases")
+    ap.add_argument("--o-us", type=float, help="per-message cost on the RDMA fabrics (predictions)")
+    ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--out", default=os.path.join(RESULTS, "scale-model.txt"))
+    a = ap.parse_args()
+    runs = {L: os.path.join(RESULTS, p) for L, p in LOCAL_RUNS.items()}
+    runs.update({int(k): v for k, v in (x.split("=", 1) for x in a.local)})
+    local = measured_local(runs)
+    paths = a.csv or sorted(p for p in os.listdir(RESULTS) if re.fullmatch(r"hosts-\d+x\d+\.csv", p))
+    paths = [p if os.path.sep in p else os.path.join(RESULTS, p) for p in paths]
+    if a.calibrate not in paths and os.path.abspath(a.calibrate) not in map(os.path.abspath, paths):
+        paths.insert(0, a.calibrate)
+    cal = calibrate(a.calibrate, local)
+    rows = validate(paths, cal, local, a.calibrate)
+    out = [f"bench/scale_model.py: calibrated on {os.path.basename(a.calibrate)}, runs: "
+           + ", ".join(os.path.basename(p) for p in paths), ""]
+    report(rows, cal, out)
+    out.append("")
+    ahead(cal, local, load(a.calibrate)[0], out)
+    import scale_predict  # the larger machines (beside this file)
+    out.append("")
+    scale_predict.report(cal, local, a.calibrate, out, a.o_us)
+    text = "\n".join(out) + "\n"
+    sys.stdout.write(text)
+    with open(a.out, "w") as fh:
+        fh.write(text)
+    if not a.no_plot:
+        plot(rows, os.path.join(RESULTS, "scale-model-validation.png"))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    main()
