@@ -359,8 +359,10 @@ def main():
         paths.insert(0, a.calibrate)
     cal = calibrate(a.calibrate, local)
     rows = validate(paths, cal, local, a.calibrate)
+    def timing(p):  # the model assumes bench/compare's default, calls back to back
+        return "between barriers" if load(p)[0].get("between_barriers") == "1" else "back to back"
     out = [f"bench/scale_model.py: calibrated on {os.path.basename(a.calibrate)}, runs: "
-           + ", ".join(os.path.basename(p) for p in paths), ""]
+           + ", ".join(f"{os.path.basename(p)} ({timing(p)})" for p in paths), ""]
     report(rows, cal, out)
     out.append("")
     ahead(cal, local, load(a.calibrate)[0], out)
