@@ -17,6 +17,8 @@ br=scl${k}br
 
 down() {
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^scl${k}h[0-9]+$" || true); do
+    # A job that outlived its launcher (ranks a timeout left behind) would go on using the cores.
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
     ip netns delete "$ns" 2>/dev/null || true
   done
   # A deleted namespace lives on until its last socket is gone: remove our veth ends ourselves.

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "comm/communicator.h"
+#include "core/config.h"
 #include "core/log.h"
 #include "hier/hierarchical.h"
 
@@ -117,6 +118,8 @@ void Communicator::set_rail(std::unique_ptr<net::Endpoint> ep, const net::Topolo
   rail_ = std::make_unique<net::Rail>(
       std::move(ep), topo, [this](int waiting_on) { return usable(waiting_on); },
       [](uint32_t kind) { return coll_name(Coll(kind)); });
+  // Every rank's value was compared at init (SharedSettings), so the rails agree.
+  rail_->set_doubling_min_hosts(int(process_value(Var::kNetDoublingMinHosts)));
 }
 
 Status Communicator::start_heartbeat() {

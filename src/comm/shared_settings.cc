@@ -8,6 +8,7 @@ SharedSettings SharedSettings::of_process() {
   SharedSettings s;
   s.eager_max_bytes = uint32_t(process_value(Var::kEagerMaxBytes));
   s.oneshot_forced_max = process_value(Var::kOneShotMaxBytes);
+  s.net_doubling_min_hosts = int32_t(process_value(Var::kNetDoublingMinHosts));
   return s;
 }
 
@@ -25,6 +26,13 @@ Status compare_settings(const SharedSettings& mine, int me, const SharedSettings
                   "every rank must use the same value",
                   (long long)mine.oneshot_forced_max, me, (long long)theirs.oneshot_forced_max,
                   them);
+  }
+  if (theirs.net_doubling_min_hosts != mine.net_doubling_min_hosts) {
+    return Errorf(
+        sclInvalidUsage,
+        "STRATACL_NET_DOUBLING_MIN_HOSTS is %d on rank %d but %d on rank %d; every rank must "
+        "use the same value",
+        mine.net_doubling_min_hosts, me, theirs.net_doubling_min_hosts, them);
   }
   return Status::Ok();
 }

@@ -11,9 +11,9 @@
 namespace stratacl {
 
 struct SharedSettings {
-  uint32_t eager_max_bytes = 0;     // STRATACL_EAGER_MAX_BYTES
-  uint32_t reserved = 0;            // keeps the layout the same on every compiler
-  int64_t oneshot_forced_max = -1;  // STRATACL_ONESHOT_MAX_BYTES
+  uint32_t eager_max_bytes = 0;        // STRATACL_EAGER_MAX_BYTES
+  int32_t net_doubling_min_hosts = 0;  // STRATACL_NET_DOUBLING_MIN_HOSTS
+  int64_t oneshot_forced_max = -1;     // STRATACL_ONESHOT_MAX_BYTES
 
   // This process's values.
   static SharedSettings of_process();

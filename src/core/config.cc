@@ -138,6 +138,15 @@ const VarSpec kVars[] = {
      .number_default = 1 * kMiB,
      .help = "smallest transfer between hosts written one-sided into the peer's registered buffer "
              "(-1: none)"},
+    {.id = Var::kNetDoublingMinHosts,
+     .name = "STRATACL_NET_DOUBLING_MIN_HOSTS",
+     .kind = K::kNumber,
+     .min = -1,
+     .max = 1 << 16,
+     .number_default = 4,
+     .help = "hosts from which allreduces up to 64 KiB cross by recursive doubling, in log2(hosts) "
+             "rounds, instead of one direct round, where the host count is a power of two "
+             "(-1: never)"},
     {.id = Var::kDebug,
      .name = "STRATACL_DEBUG",
      .kind = K::kNumber,

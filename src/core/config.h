@@ -32,6 +32,7 @@ enum class Var : int {
   kNetProvider,
   kNetLostMs,
   kNetOneSidedMinBytes,
+  kNetDoublingMinHosts,
   kDebug,
   kTorchCacheBytes,
   kCount

@@ -14,7 +14,9 @@ namespace {
 // A tag (46 bits, see Endpoint): the space in the top two (rail batches, world batches,
 // point-to-point), then the call (begin(): its kind in 4 bits, an argument hash in 18, and its
 // number in 6), then the batch number in 16, which may wrap: batches of one space complete in
-// order, so no message can be 2^16 batches old. The call's number keeps hosts in step: a host
+// order, so no message can be 2^16 batches old. Rail receives match any call and batch of their
+// peer and compare both once the message has landed (run_signed). The call's number keeps hosts
+// in step: a host
 // whose local phase failed skips the call's rail batches, so its next call's messages carry the
 // batch numbers the other hosts still wait for, and only the number says they are another call's
 // (a mismatch, named at once, never data taken for this call's). Point-to-point tags use all 44
@@ -121,7 +123,12 @@ Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore
                         const Deadline& d) {
   for (Transfer& t : batch) {
     t.tag = tag;
-    t.ignore = kCallMask | ignore;  // a message of another call lands, and is reported as such
+    // A message of another call or batch lands, and is reported as such. Batches whose hosts
+    // take part unevenly (recursive doubling's rounds against another call's one round) would
+    // otherwise leave the other call's message unmatched and both sides waiting for their
+    // deadlines. Matching stays right without the number: a peer sends us at most one rail
+    // message per batch, and the provider delivers one sender's messages in order.
+    t.ignore = kCallMask | kBatchMask | ignore;
   }
   return run_tagged(batch, d);
 }
@@ -204,7 +211,10 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
   const int H = topo_.hosts, h = topo_.host;
   if (H == 1 || count == 0) return Status::Ok();
   const size_t es = dtype_size(dt);
-  if (count * es <= kDirectMaxBytes) return allreduce_direct(buf, count, dt, op, d);
+  if (count * es <= kDirectMaxBytes) {
+    return doubling(H) ? allreduce_doubling(buf, count, dt, op, d)
+                       : allreduce_direct(buf, count, dt, op, d);
+  }
   auto first = [&](int c) { return count * size_t(c) / size_t(H); };  // chunk c's first element
   auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
   auto at = [&](int c) { return buf + first(c) * es; };
@@ -233,6 +243,25 @@ Status Rail::allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedO
   // reduces all of them, in host order, into it.
   const std::vector<char*> parts(size_t(topo_.hosts), buf);
   return reduce_scatter(parts, buf, count, dt, op, d);
+}
+
+Status Rail::allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+                                const Deadline& d) {
+  // After the round of `mask`, each host holds the reduction over its group of 2 * mask hosts.
+  // Both ends of an exchange put the lower host's value first, so they compute the same bits
+  // (max and min keep the earlier of ties, NaN payloads follow operand order).
+  const int H = topo_.hosts, me = topo_.host;
+  const size_t bytes = count * dtype_size(dt);
+  SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes));
+  const bool os = one_sided(bytes);
+  for (int mask = 1; mask < H; mask *= 2) {
+    const int partner = me ^ mask;
+    Transfer batch[2] = {send_to(peer(partner), buf, bytes), recv_from(peer(partner), in, bytes)};
+    SCL_TRY(run(batch, d, os));
+    const void* srcs[2] = {partner < me ? in : buf, partner < me ? buf : in};
+    reduce::reduce_n(buf, srcs, 2, count, dt, op, 1);
+  }
+  return Status::Ok();
 }
 
 Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d) {

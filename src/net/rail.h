@@ -33,6 +33,9 @@ class Rail {
   Rail& operator=(const Rail&) = delete;
   const Topology& topology() const { return topo_; }
   const Endpoint& endpoint() const { return *ep_; }
+  // From `hosts` hosts on, allreduces up to kDirectMaxBytes go by recursive doubling where the
+  // host count is a power of two (-1: never; at first, never). Every rank must set the same.
+  void set_doubling_min_hosts(int hosts) { doubling_min_hosts_ = hosts; }
   // Rail transfers of at least `bytes` go one-sided from now on (-1: none; at first, none).
   // Every rank of the rail must set the same value at the same point: the owner agrees on it.
   void set_one_sided_min(int64_t bytes) { one_sided_min_ = ep_->writes() ? bytes : -1; }
@@ -54,8 +57,12 @@ class Rail {
 
   // Every host ends with the reduction over hosts of `count` elements at buf, identical bits
   // everywhere. Up to kDirectMaxBytes, one round: every host sends its buffer to every other and
-  // reduces all of them in host order. Above, ring reduce-scatter then ring allgather (each
-  // chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host instead of H-1.
+  // reduces all of them in host order; or, from set_doubling_min_hosts() hosts where H is a
+  // power of two, recursive doubling: log2 H rounds of one message each way, where the direct
+  // round posts 2(H-1) messages (each pair reduces the lower host's value first, so every host
+  // ends with the same bits, though not in host order). Above, ring reduce-scatter then ring
+  // allgather (each chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host
+  // instead of H-1.
   // op is sum, prod, max or min: averages divide afterwards.
   Status allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op, const Deadline& d);
   // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
@@ -86,6 +93,15 @@ class Rail {
   int peer(int h) const { return topo_.world_of(h, topo_.local); }
   Status allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                           const Deadline& d);
+  Status allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+                            const Deadline& d);
+  // Recursive doubling: from set_doubling_min_hosts() on, for a power of two only. Other counts
+  // would fold the hosts beyond the power of two in and out, a first round in which some hosts
+  // only wait: there a host in a mismatched call could wait for its deadline, where every
+  // host's first batch here both sends and receives, so a mismatch is named at once.
+  bool doubling(int hosts) const {
+    return doubling_min_hosts_ >= 0 && hosts >= doubling_min_hosts_ && (hosts & (hosts - 1)) == 0;
+  }
   // Runs a batch of messages whose sizes the two ends could disagree on, checking them on both
   // ends (a mismatch is sclInvalidUsage for sender and receiver). With `symmetric`, the peers'
   // batches are built alike from the call (a collective's), so both ends of a pair carry the
@@ -119,6 +135,7 @@ class Rail {
   size_t scratch_bytes_ = 0;
   // Rail transfers of at least this many bytes are one-sided (net/one_sided.cc); -1: none.
   int64_t one_sided_min_ = -1;
+  int doubling_min_hosts_ = -1;  // set_doubling_min_hosts()
 };
 
 }  // namespace stratacl::net
