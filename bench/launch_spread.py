@@ -17,7 +17,8 @@ def main():
     ap.add_argument("--max-bytes", type=int, default=None, help="only sizes up to this")
     ap.add_argument("--limit", type=float, default=1.5, help="flag spreads above this")
     a = ap.parse_args()
-    times = defaultdict(list)  # (library, collective, bytes) -> µs per launch, in launch order
+    # (library, collective, ranks, bytes) -> (repeat, µs per call) of each launch
+    times = defaultdict(list)
     with open(a.csv) as f:
         for line in f:
             row = line.strip().split(",")
@@ -25,17 +26,18 @@ def main():
                 continue
             size = int(row[3])
             if a.max_bytes is None or size <= a.max_bytes:
-                times[(row[0], row[1], size)].append(float(row[4]))
+                times[(row[0], row[1], int(row[2]), size)].append((int(row[6]), float(row[4])))
     if not times:
         sys.exit(f"launch_spread: {a.csv}: no rows")
-    print(f"{'library':16} {'collective':15} {'bytes':>9}  {'slowest/fastest':>15}  "
-          "time per call of each launch (µs)")
+    print(f"{'library':16} {'collective':15} {'ranks':>5} {'bytes':>9}  {'slowest/fastest':>15}  "
+          "time per call of each launch, by repeat (µs)")
     flagged = 0
-    for (lib, coll, size), t in sorted(times.items()):
-        spread = max(t) / min(t)
+    for (lib, coll, ranks, size), launches in sorted(times.items()):
+        t = [us for _, us in sorted(launches)]
+        spread = max(t) / min(t) if min(t) > 0 else float("inf")
         flag = " <" if spread > a.limit else ""
         flagged += bool(flag)
-        print(f"{lib:16} {coll:15} {size:>9}  {spread:>14.2f}x  " +
+        print(f"{lib:16} {coll:15} {ranks:>5} {size:>9}  {spread:>14.2f}x  " +
               " ".join(f"{x:.1f}" for x in t) + flag)
     print(f"{flagged} of {len(times)} rows spread more than {a.limit}x (flagged <)")
 

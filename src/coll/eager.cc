@@ -1,5 +1,7 @@
 #include "coll/eager.h"
 
+#include <sched.h>
+
 #include <cstddef>
 
 #include "coll/round.h"
@@ -17,8 +19,9 @@ namespace {
 // hold the core that peer needs (the caller's waits yield it).
 bool slots_ready(const CollContext& c) {
   if (c.waiter->oversubscribed()) return false;
+  const int here = sched_getcpu();
   for (int p = 0; p < c.nranks; ++p) {
-    if (p != c.rank && Waiter::shares_core(c.cb(p)->arrive)) return false;
+    if (p != c.rank && Waiter::shares_core(c.cb(p)->arrive, here)) return false;
   }
   const int64_t until = now_ns() + c.waiter->spin_ns();
   for (int p = 0; p < c.nranks; ++p) {

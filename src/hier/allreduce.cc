@@ -1,9 +1,10 @@
 // Hierarchical allreduce (hierarchical.h). Small counts (up to the rail's direct size): one local
-// allreduce, then every rail reduces the host sums in one direct round, so the call costs one
-// local step and one network round trip (every rail carries the whole small buffer: redundant
-// bytes, no extra round). Larger counts split into L equal shards plus a tail of fewer than L
-// elements; the tail is reduced by every rank (local allreduce, then every rail), which costs at
-// most L - 1 elements twice and keeps the shards equal for the local steps.
+// allreduce, then every rail reduces the host sums in one direct round (or log2 H rounds of
+// recursive doubling, net/rail.h), so the call costs one local step and the rail's rounds
+// (every rail carries the whole small buffer: redundant bytes, no extra round). Larger counts split
+// into L equal shards plus a tail of fewer than L elements; the tail is reduced by every rank
+// (local allreduce, then every rail), which costs at most L - 1 elements twice and keeps the shards
+// equal for the local steps.
 #include "coll/algorithms.h"
 #include "core/dtype.h"
 #include "hier/hierarchical.h"

@@ -12,7 +12,7 @@
 // than wait out the call's timeout: if the other end runs another call that is not one-sided, it
 // either receives our first message (a receive that ignores the kind bits matches it) or sends a
 // message that our posted receive of the notice matches. Every message is matched like any
-// receive, on sender, call and batch.
+// rail receive, on its sender; its call and batch are compared once it has landed.
 //
 // What it gives over a tagged message: the receiver chooses where the bytes land before they
 // move (no provider-side rendezvous or bounce buffer), and over a provider that writes into

@@ -16,11 +16,10 @@ namespace {
 // number in 6), then the batch number in 16, which may wrap: batches of one space complete in
 // order, so no message can be 2^16 batches old. Rail receives match any call and batch of their
 // peer and compare both once the message has landed (run_signed). The call's number keeps hosts
-// in step: a host
-// whose local phase failed skips the call's rail batches, so its next call's messages carry the
-// batch numbers the other hosts still wait for, and only the number says they are another call's
-// (a mismatch, named at once, never data taken for this call's). Point-to-point tags use all 44
-// bits below the space for their number.
+// in step: a host whose local phase failed skips the call's rail batches, so its next call's
+// messages carry the batch numbers the other hosts still wait for, and only the number says
+// they are another call's (a mismatch, named at once, never data taken for this call's).
+// Point-to-point tags use all 44 bits below the space for their number.
 constexpr uint64_t kWorldTags = uint64_t(1) << 44;
 constexpr uint64_t kP2PTags = uint64_t(2) << 44;
 constexpr uint64_t kSizeTags = uint64_t(3) << 44;  // run_sized()'s expectations
@@ -212,8 +211,14 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
   if (H == 1 || count == 0) return Status::Ok();
   const size_t es = dtype_size(dt);
   if (count * es <= kDirectMaxBytes) {
-    return doubling(H) ? allreduce_doubling(buf, count, dt, op, d)
-                       : allreduce_direct(buf, count, dt, op, d);
+    // Max and min over floating types skip a NaN in any input but the first (reduce.h), which
+    // does not associate: grouped pairwise, a NaN would hide whole groups of hosts. They keep
+    // the direct round's host order.
+    const bool integer = dt != sclFloat16 && dt != sclFloat32 && dt != sclFloat64 &&
+                         dt != sclBfloat16 && dt != sclFloat8e4m3 && dt != sclFloat8e5m2;
+    const bool associates = integer || (op != sclMax && op != sclMin);
+    return doubling(H) && associates ? allreduce_doubling(buf, count, dt, op, d)
+                                     : allreduce_direct(buf, count, dt, op, d);
   }
   auto first = [&](int c) { return count * size_t(c) / size_t(H); };  // chunk c's first element
   auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
@@ -249,7 +254,7 @@ Status Rail::allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRe
                                 const Deadline& d) {
   // After the round of `mask`, each host holds the reduction over its group of 2 * mask hosts.
   // Both ends of an exchange put the lower host's value first, so they compute the same bits
-  // (max and min keep the earlier of ties, NaN payloads follow operand order).
+  // (max and min keep the earlier of ties).
   const int H = topo_.hosts, me = topo_.host;
   const size_t bytes = count * dtype_size(dt);
   SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes));

@@ -2,7 +2,8 @@
 // algorithms (src/hier) move data between hosts only along rails, so every local rank drives
 // its own share of the inter-host traffic in parallel. Each operation here is one inter-host
 // algorithm over the rail's endpoint; every rank of the rail calls the same ones in the same
-// order, and each batch gets a fresh tag, so a message can never match another call's receive.
+// order, and each batch gets a fresh tag; a message of another call or batch that lands in a
+// receive is reported as a mismatch, never taken for this call's data.
 // Transfers from set_one_sided_min()'s size on are written one-sided into the receiver's
 // registered buffer (net/one_sided.cc); exchange() and point_to_point() stay messages, as the two
 // ends of their transfers may disagree on sizes.
@@ -97,8 +98,10 @@ class Rail {
                             const Deadline& d);
   // Recursive doubling: from set_doubling_min_hosts() on, for a power of two only. Other counts
   // would fold the hosts beyond the power of two in and out, a first round in which some hosts
-  // only wait: there a host in a mismatched call could wait for its deadline, where every
-  // host's first batch here both sends and receives, so a mismatch is named at once.
+  // only wait, so that a mismatch between two reducing calls could wait out the deadline; here
+  // every host's first batch both sends and receives. Against a call whose hosts only receive
+  // from a root (broadcast, reduce), a mismatch can still go unnamed until the call's deadline,
+  // which then fails every rank with sclTimeout naming the rank waited for.
   bool doubling(int hosts) const {
     return doubling_min_hosts_ >= 0 && hosts >= doubling_min_hosts_ && (hosts & (hosts - 1)) == 0;
   }

@@ -21,10 +21,11 @@ inline bool seq_reached(uint32_t a, uint32_t b) { return int32_t(a - b) >= 0; }
 struct alignas(64) Flag {
   std::atomic<uint32_t> value{0};
   std::atomic<int32_t> status{0};  // sclResult_t that goes with `value` (done lines)
-  // The CPU the owner ran on when it last published `value` (-1: unknown). A waiter on the same
-  // CPU knows that the owner can only move on when it gives the core up (sync/waiter.h). It rides
-  // on the line the waiter polls anyway, so reading it costs nothing.
-  std::atomic<int32_t> cpu{-1};
+  // 1 + the CPU the owner ran on when it last published `value` (0: unknown, as in the zeroed
+  // regions flags also live in). A waiter on the same CPU knows that the owner can only move on
+  // when it gives the core up (sync/waiter.h). It rides on the line the waiter polls anyway, so
+  // reading it costs nothing.
+  std::atomic<int32_t> cpu_plus_one{0};
 };
 static_assert(sizeof(Flag) == 64);
 

@@ -33,7 +33,7 @@ WaitPolicy WaitPolicy::for_ranks(int local_ranks, int64_t spin_override_ns) {
 }
 
 void signal_flag(const OwnBlock& mine, Flag& flag, uint32_t value) {
-  flag.cpu.store(sched_getcpu(), std::memory_order_relaxed);
+  flag.cpu_plus_one.store(sched_getcpu() + 1, std::memory_order_relaxed);  // -1 (failed): 0
   flag.value.store(value, std::memory_order_seq_cst);
   if (mine.doorbell(&flag).load(std::memory_order_seq_cst) != 0) futex_wake_all(&flag.value);
 }
@@ -42,9 +42,9 @@ void wake_flag(const OwnBlock&, const Flag& flag) {
   futex_wake_all(const_cast<std::atomic<uint32_t>*>(&flag.value));
 }
 
-bool Waiter::shares_core(const Flag& flag) {
-  const int theirs = flag.cpu.load(std::memory_order_relaxed);
-  return theirs >= 0 && theirs == sched_getcpu();
+bool Waiter::shares_core(const Flag& flag, int my_cpu) {
+  const int theirs = flag.cpu_plus_one.load(std::memory_order_relaxed) - 1;
+  return theirs >= 0 && theirs == my_cpu;
 }
 
 bool Waiter::departed(int r) const {

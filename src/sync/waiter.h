@@ -2,6 +2,7 @@
 // exits besides success: the deadline, an abort (ours or a peer's revocation), and a dead peer.
 #pragma once
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -60,7 +61,8 @@ class Waiter {
   // True when `flag`'s owner last published it from the core we run on now: whatever the count
   // of ranks and cores says (a CPU quota, another job, ranks of several communicators or hosts
   // on one machine), the owner then waits for this core, and spinning on it only delays it.
-  static bool shares_core(const Flag& flag);
+  // `my_cpu`: sched_getcpu(), read once by a caller that checks several flags.
+  static bool shares_core(const Flag& flag, int my_cpu = sched_getcpu());
   int64_t spin_ns() const { return policy_.spin_ns; }
   // True once rank r has destroyed the communicator (its block may already be freed).
   bool departed(int r) const;

@@ -12,9 +12,12 @@
 //     interleave hosts (refused with sclInvalidUsage; the parent goes on).
 //   - mismatched calls that only the network can see (each host's ranks agree among themselves):
 //     another collective, the same one with another op, or with a count large enough to go
-//     one-sided on the other hosts only (clear-to-sends meet messages). On a child of all ranks,
+//     one-sided on the other hosts only (clear-to-sends meet messages), and half the hosts in
+//     another collective (recursive doubling's later rounds meet the other call's first). On a
+//     child of all ranks,
 //     every rank's call must fail within seconds, one at least with sclInvalidUsage naming the
 //     mismatch, and the parent goes on.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -104,19 +107,27 @@ void splits(const Comm& w, Tally& tally, RunOn&& run_on) {
 }
 
 void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
-  const char* per = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
-  const bool host0 = w.rank < (per ? std::atoi(per) : 1);
+  const char* per_text = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
+  const int per = per_text ? std::atoi(per_text) : 1, hosts = w.n / per;
+  const bool host0 = w.rank < per;
+  // "halves": the first half of the hosts allreduces, the other half allgathers. From 4 hosts
+  // the allreduce goes by recursive doubling, whose second round meets the allgather's hosts
+  // in another batch than theirs: only receives that match any batch name it at once.
+  const bool low_half = w.rank / per < std::max(1, hosts / 2);
   // "large vs small": the other hosts' allreduce is large enough to go one-sided at the
   // default threshold, so their clear-to-sends meet this host's messages.
   const size_t count = 1000, large = size_t(4) << 20;
   std::vector<int32_t> buf(large, 1);
-  for (const char* what : {"allreduce vs broadcast", "sum vs max", "large vs small"}) {
+  std::vector<int32_t> gathered(count * size_t(w.n));
+  for (const char* what : {"allreduce vs broadcast", "sum vs max", "large vs small", "halves"}) {
     sclComm_t child = nullptr;
     MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
     const double t0 = now();
     sclResult_t r;
     if (what[0] == 'a' && !host0) {
       r = sclBroadcast(buf.data(), buf.data(), count, sclInt32, 0, child, nullptr);
+    } else if (what[0] == 'h' && !low_half) {
+      r = sclAllGather(buf.data(), gathered.data(), count, sclInt32, child, nullptr);
     } else {
       const sclRedOp_t op = what[0] == 's' && !host0 ? sclMax : sclSum;
       const size_t n = what[0] == 'l' && !host0 ? large : count;

@@ -1,7 +1,10 @@
 // Whether a wait shares its core with the rank it waits for: the owner's CPU rides on the flag it
-// publishes, and only a waiter on that very CPU is told to yield.
+// publishes, and only a waiter on that very CPU counts as sharing it (and then yields).
 #include <gtest/gtest.h>
 #include <sched.h>
+
+#include <cstring>
+#include <vector>
 
 #include "sync/doorbells.h"
 #include "sync/waiter.h"
@@ -37,11 +40,15 @@ TEST(Waiter, AFlagPublishedFromThisCoreSharesIt) {
   Doorbell doorbells[sizeof(ControlBlock) / 64 + 1] = {};
   const OwnBlock mine{&block, doorbells};
   EXPECT_FALSE(Waiter::shares_core(block.arrive)) << "a flag never published names no core";
+  // Flags in zeroed regions (never constructed) name no core either, CPU 0 included.
+  Flag zeroed;
+  std::memset(static_cast<void*>(&zeroed), 0, sizeof zeroed);
+  EXPECT_FALSE(Waiter::shares_core(zeroed, 0));
   const int cpu = allowed_cpus().front();
   pinned_to(cpu, [&] {
     signal_flag(mine, block.arrive, 7);
     EXPECT_EQ(block.arrive.value.load(), 7u);
-    EXPECT_EQ(block.arrive.cpu.load(), cpu);
+    EXPECT_EQ(block.arrive.cpu_plus_one.load(), cpu + 1);
     EXPECT_TRUE(Waiter::shares_core(block.arrive));
   });
 }
