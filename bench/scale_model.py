@@ -33,7 +33,7 @@ ES = 4                       # float32, as bench/compare measures
 DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: allreduce up to here is one direct round
 ONE_SIDED_MIN = 1 << 20      # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
-BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the known slow mode
+BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -238,7 +238,7 @@ def validate(paths, cal, local, cal_path):
             pred = total(strata(c, s, H, L, f))
             med = statistics.median(ts)
             note = ("cal" if os.path.abspath(path) == os.path.abspath(cal_path) else
-                    "bimodal" if H * L > cores and s < BIMODAL_BELOW else "")
+                    "shared" if H * L > cores and s < BIMODAL_BELOW else "")
             out.append((f"{H}x{L}", c, s, med, min(ts), pred, 100 * (pred - med) / med, note))
     return out
 
@@ -268,29 +268,29 @@ def report(rows, cal, out):
     out.append("")
     out.append("measured: median of the repeats (us per call, slowest rank); fastest: the fastest "
                "repeat; error: (predicted - measured) / measured. note cal: the calibration run "
-               "(in-sample); bimodal: more ranks than cores and under 256 KiB, the known slow mode "
-               "(docs/PERFORMANCE.md, Across hosts): the model predicts the fast mode.")
+               "(in-sample); shared: more ranks than cores and under 256 KiB, where the ranks' turns "
+               "on the shared cores, which the model does not count, dominate a small call.")
     out.append("")
     out.append("Summary")
     layouts = sorted({r[0] for r in rows})
     for lay in layouts:
         out.append(f"  {lay:5s} all points, median:        "
                    + summary(rows, lambda r: r[0] == lay))
-        if any(r[0] == lay and r[7] == "bimodal" for r in rows):
-            out.append(f"  {lay:5s} outside the bimodal band:  "
-                       + summary(rows, lambda r: r[0] == lay and r[7] != "bimodal"))
-            out.append(f"  {lay:5s} bimodal band, median:      "
-                       + summary(rows, lambda r: r[0] == lay and r[7] == "bimodal"))
-            out.append(f"  {lay:5s} bimodal band, fastest:     "
-                       + summary(rows, lambda r: r[0] == lay and r[7] == "bimodal", True))
+        if any(r[0] == lay and r[7] == "shared" for r in rows):
+            out.append(f"  {lay:5s} outside the shared-core band:  "
+                       + summary(rows, lambda r: r[0] == lay and r[7] != "shared"))
+            out.append(f"  {lay:5s} shared-core band, median:      "
+                       + summary(rows, lambda r: r[0] == lay and r[7] == "shared"))
+            out.append(f"  {lay:5s} shared-core band, fastest:     "
+                       + summary(rows, lambda r: r[0] == lay and r[7] == "shared", True))
     val = [r for r in rows if r[7] != "cal"]
     if val:
         out.append("  validation (every layout but the calibration's):")
         out.append("        all points, median:        " + summary(val, lambda r: True))
-        out.append("        outside the bimodal band:  "
-                   + summary(val, lambda r: r[7] != "bimodal"))
-        out.append("        bimodal band, fastest:     "
-                   + summary(val, lambda r: r[7] == "bimodal", True))
+        out.append("        outside the shared-core band:  "
+                   + summary(val, lambda r: r[7] != "shared"))
+        out.append("        shared-core band, fastest:     "
+                   + summary(val, lambda r: r[7] == "shared", True))
 
 
 def ahead(cal, local, head, out, layouts=((3, 1), (4, 1), (3, 2), (4, 2))):
@@ -312,9 +312,9 @@ def plot(rows, png):
         return
     groups = {}
     for r in rows:
-        kind = "calibration" if r[7] == "cal" else "bimodal band" if r[7] == "bimodal" else ""
+        kind = "calibration" if r[7] == "cal" else "shared-core band" if r[7] == "shared" else ""
         groups.setdefault(f"{r[0]} {kind}".strip(), []).append((r[3], r[5]))
-        if kind == "bimodal band":  # the model predicts the fast mode: its fastest repeat too
+        if kind == "shared-core band":  # the model predicts the fast mode: its fastest repeat too
             groups.setdefault(f"{r[0]} {kind}, fastest repeat", []).append((r[4], r[5]))
     with tempfile.TemporaryDirectory() as work:
         lines = []
@@ -322,7 +322,7 @@ def plot(rows, png):
             dat = os.path.join(work, f"{i}.dat")
             with open(dat, "w") as fh:
                 fh.writelines(f"{m} {p}\n" for m, p in pts)
-            style = (6 if "calibration" in name else 7 if "bimodal" not in name else
+            style = (6 if "calibration" in name else 7 if "shared-core" not in name else
                      5 if "fastest" in name else 4)
             lines.append(f"'{dat}' using 1:2 with points pt {style} ps 1.3 title '{name}'")
         lines += ["x with lines lc rgb 'black' title 'predicted = measured'",
@@ -343,7 +343,7 @@ def plot(rows, png):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="*", help="hosts-<H>x<L>.csv runs (default: all in results/)")
-    ap.add_argument("--calibrate", default=os.path.join(RESULTS, "hosts-2x1.csv"))
+    ap.add_argument("--calibrate", default=os.path.join(RESULTS, "calibration-hosts-2x1.csv"))
     ap.add_argument("--local", action="append", default=[], metavar="L=CSV",
                     help="single-host bench/compare run of L ranks for the local phases")
     ap.add_argument("--o-us", type=float, help="per-message cost on the RDMA fabrics (predictions)")
