@@ -1,6 +1,7 @@
 #include "net/rail.h"
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "core/dtype.h"
@@ -270,6 +271,9 @@ Status Rail::allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRe
 }
 
 Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
+  if (doubling(topo_.hosts) && bytes * size_t(topo_.hosts) <= kDirectMaxBytes) {
+    return allgather_doubling(blocks, bytes, d);
+  }
   std::vector<Transfer> batch;
   for (int h = 0; h < topo_.hosts; ++h) {
     if (h == topo_.host) continue;
@@ -277,6 +281,27 @@ Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadli
     batch.push_back(recv_from(peer(h), blocks[size_t(h)], bytes));
   }
   return run(batch, d, one_sided(bytes));
+}
+
+Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
+  // The blocks gather in host order in a scratch buffer: after the round of `mask`, each host
+  // holds the 2 * mask blocks of its group, contiguous from the group's first host, and sends
+  // its half of them to its partner in one message. Then they are copied out to `blocks`.
+  const int H = topo_.hosts, me = topo_.host;
+  SCL_ASSIGN_OR_RETURN(char* all, scratch(bytes * size_t(H)));
+  std::memcpy(all + size_t(me) * bytes, blocks[size_t(me)], bytes);
+  const bool os = one_sided(bytes);  // the block size: the same on every rank
+  for (int mask = 1; mask < H; mask *= 2) {
+    const int partner = me ^ mask, mine = me & ~(mask - 1), theirs = partner & ~(mask - 1);
+    const size_t part = size_t(mask) * bytes;
+    Transfer batch[2] = {send_to(peer(partner), all + size_t(mine) * bytes, part),
+                         recv_from(peer(partner), all + size_t(theirs) * bytes, part)};
+    SCL_TRY(run(batch, d, os));
+  }
+  for (int h = 0; h < H; ++h) {
+    if (h != me && bytes) std::memcpy(blocks[size_t(h)], all + size_t(h) * bytes, bytes);
+  }
+  return Status::Ok();
 }
 
 Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d) {

@@ -34,8 +34,9 @@ class Rail {
   Rail& operator=(const Rail&) = delete;
   const Topology& topology() const { return topo_; }
   const Endpoint& endpoint() const { return *ep_; }
-  // From `hosts` hosts on, allreduces up to kDirectMaxBytes go by recursive doubling where the
-  // host count is a power of two (-1: never; at first, never). Every rank must set the same.
+  // From `hosts` hosts on, allreduces and allgathers up to kDirectMaxBytes go by recursive
+  // doubling where the host count is a power of two (-1: never; at first, never). Every rank
+  // must set the same.
   void set_doubling_min_hosts(int hosts) { doubling_min_hosts_ = hosts; }
   // Rail transfers of at least `bytes` go one-sided from now on (-1: none; at first, none).
   // Every rank of the rail must set the same value at the same point: the owner agrees on it.
@@ -67,7 +68,10 @@ class Rail {
   // op is sum, prod, max or min: averages divide afterwards.
   Status allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op, const Deadline& d);
   // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
-  // filled from host h's rail peer otherwise.
+  // filled from host h's rail peer otherwise. One direct round (a message to and from every
+  // host); or, where recursive doubling applies (set_doubling_min_hosts()) and the H blocks
+  // total at most kDirectMaxBytes, log2 H rounds of one message each way, gathered in a scratch
+  // buffer and copied out.
   Status allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   // Host `root`'s buf goes to every host's buf.
   Status broadcast(char* buf, size_t bytes, int root, const Deadline& d);
@@ -96,6 +100,7 @@ class Rail {
                           const Deadline& d);
   Status allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                             const Deadline& d);
+  Status allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   // Recursive doubling: from set_doubling_min_hosts() on, for a power of two only. Other counts
   // would fold the hosts beyond the power of two in and out, a first round in which some hosts
   // only wait, so that a mismatch between two reducing calls could wait out the deadline; here
