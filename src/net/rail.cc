@@ -271,7 +271,9 @@ Status Rail::allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRe
 }
 
 Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
-  if (doubling(topo_.hosts) && bytes * size_t(topo_.hosts) <= kDirectMaxBytes) {
+  // Empty blocks keep the direct round: its zero-byte messages still check the call, and no
+  // scratch is needed.
+  if (bytes > 0 && doubling(topo_.hosts) && bytes * size_t(topo_.hosts) <= kDirectMaxBytes) {
     return allgather_doubling(blocks, bytes, d);
   }
   std::vector<Transfer> batch;
@@ -299,7 +301,7 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
     SCL_TRY(run(batch, d, os));
   }
   for (int h = 0; h < H; ++h) {
-    if (h != me && bytes) std::memcpy(blocks[size_t(h)], all + size_t(h) * bytes, bytes);
+    if (h != me) std::memcpy(blocks[size_t(h)], all + size_t(h) * bytes, bytes);
   }
   return Status::Ok();
 }
