@@ -16,6 +16,7 @@ struct DtypeInfo {
   sclDataType_t type;
   const char* name;
   size_t size;                                   // bytes per element
+  bool floating = false;                         // a floating-point type (else an integer one)
   std::array<std::string_view, 2> aliases = {};  // also parsed; empty: none
 };
 
@@ -27,12 +28,24 @@ inline constexpr DtypeInfo kDtypes[] = {
     {.type = sclUint32, .name = "uint32", .size = 4},
     {.type = sclInt64, .name = "int64", .size = 8},
     {.type = sclUint64, .name = "uint64", .size = 8},
-    {.type = sclFloat16, .name = "float16", .size = 2, .aliases = {"half", "fp16"}},
-    {.type = sclFloat32, .name = "float32", .size = 4, .aliases = {"float", "fp32"}},
-    {.type = sclFloat64, .name = "float64", .size = 8, .aliases = {"double"}},
-    {.type = sclBfloat16, .name = "bfloat16", .size = 2, .aliases = {"bf16"}},
-    {.type = sclFloat8e4m3, .name = "fp8e4m3", .size = 1, .aliases = {"fp8", "f8e4m3"}},
-    {.type = sclFloat8e5m2, .name = "fp8e5m2", .size = 1, .aliases = {"f8e5m2"}},
+    {.type = sclFloat16,
+     .name = "float16",
+     .size = 2,
+     .floating = true,
+     .aliases = {"half", "fp16"}},
+    {.type = sclFloat32,
+     .name = "float32",
+     .size = 4,
+     .floating = true,
+     .aliases = {"float", "fp32"}},
+    {.type = sclFloat64, .name = "float64", .size = 8, .floating = true, .aliases = {"double"}},
+    {.type = sclBfloat16, .name = "bfloat16", .size = 2, .floating = true, .aliases = {"bf16"}},
+    {.type = sclFloat8e4m3,
+     .name = "fp8e4m3",
+     .size = 1,
+     .floating = true,
+     .aliases = {"fp8", "f8e4m3"}},
+    {.type = sclFloat8e5m2, .name = "fp8e5m2", .size = 1, .floating = true, .aliases = {"f8e5m2"}},
 };
 static_assert(std::size(kDtypes) == size_t(sclNumTypes));
 static_assert([] {
@@ -57,6 +70,12 @@ constexpr const DtypeInfo* dtype_info(sclDataType_t t) {
 constexpr size_t dtype_size(sclDataType_t t) {
   const DtypeInfo* d = dtype_info(t);
   return d ? d->size : 0;
+}
+
+// Whether t is a floating-point type; false for an invalid type.
+constexpr bool dtype_floating(sclDataType_t t) {
+  const DtypeInfo* d = dtype_info(t);
+  return d && d->floating;
 }
 
 // The printed name; "invalid" for an invalid type.

@@ -215,9 +215,7 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
     // Max and min over floating types skip a NaN in any input but the first (reduce.h), which
     // does not associate: grouped pairwise, a NaN would hide whole groups of hosts. They keep
     // the direct round's host order.
-    const bool integer = dt != sclFloat16 && dt != sclFloat32 && dt != sclFloat64 &&
-                         dt != sclBfloat16 && dt != sclFloat8e4m3 && dt != sclFloat8e5m2;
-    const bool associates = integer || (op != sclMax && op != sclMin);
+    const bool associates = !dtype_floating(dt) || (op != sclMax && op != sclMin);
     return doubling(H) && associates ? allreduce_doubling(buf, count, dt, op, d)
                                      : allreduce_direct(buf, count, dt, op, d);
   }

@@ -31,4 +31,9 @@ TEST(Dtype, OneNamePrintedEverySpellingParsed) {
   EXPECT_EQ(dtype_size(sclFloat64), 8u);
   EXPECT_EQ(dtype_size(sclNumTypes), 0u);
   EXPECT_EQ(dtype_info(sclNumTypes), nullptr);
+  for (sclDataType_t t : {sclInt8, sclUint8, sclInt32, sclUint32, sclInt64, sclUint64, sclNumTypes})
+    EXPECT_FALSE(dtype_floating(t)) << dtype_name(t);
+  for (sclDataType_t t :
+       {sclFloat16, sclFloat32, sclFloat64, sclBfloat16, sclFloat8e4m3, sclFloat8e5m2})
+    EXPECT_TRUE(dtype_floating(t)) << dtype_name(t);
 }
