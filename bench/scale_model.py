@@ -31,7 +31,8 @@ import tempfile
 
 ES = 4                       # float32, as bench/compare measures
 DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: allreduce up to here is one direct round
-ONE_SIDED_MIN = 1 << 20      # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
+ONE_SIDED_MIN = 1 << 20      # STRATACL_NET_ONE_SIDED_MIN_BYTES when the layouts were measured
+                             # (the default is 256 KiB since): a clear-to-send first (+alpha)
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"

@@ -135,7 +135,7 @@ const VarSpec kVars[] = {
      .kind = K::kNumber,
      .min = -1,
      .max = 1024 * kGiB,
-     .number_default = 1 * kMiB,
+     .number_default = 256 * 1024,
      .help = "smallest transfer between hosts written one-sided into the peer's registered buffer "
              "(-1: none)"},
     {.id = Var::kNetDoublingMinHosts,

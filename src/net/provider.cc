@@ -39,11 +39,15 @@ InfoPtr hints(bool rma, bool directed) {
 
 // rxm over tcp turns a message above 16 KiB into a rendezvous: a round trip more, and a sender
 // that must progress again before the data moves. With manual progress that tripled allreduce and
-// broadcast at 32 KiB and doubled them at 256 KiB (docs/PERFORMANCE.md). Over tcp, rxm sends
-// larger eager messages straight from the user's buffer and lands them in the posted receive, so
-// where the provider is tcp (asked for, or no RDMA device on this host: no verbs, no efa) the
-// limit becomes 1 MiB unless the user set it. Over verbs it must equal rxm's buffer size, so it
-// is left alone there. rxm reads it once, at the process's first fi_getinfo.
+// broadcast at 32 KiB and doubled them at 256 KiB (docs/PERFORMANCE.md). So where the provider is
+// tcp (asked for, or no RDMA device on this host: no verbs, no efa) the limit becomes 256 KiB
+// unless the user set it; larger transfers go one-sided after our own clear-to-send
+// (STRATACL_NET_ONE_SIDED_MIN_BYTES, the same 256 KiB). Not higher: rxm sizes its buffer pools'
+// entries by the limit and grows them 16 entries at a time, zeroed, so at 1 MiB an unexpected
+// message from one of several peers could cost a 16 MiB pool growth, and alltoalls of 512 KiB
+// blocks at 4 hosts ran 3-4x slower (docs/PERFORMANCE.md, "The rxm eager limit"). Over verbs it
+// must equal rxm's buffer size, so it is left alone there. rxm reads it once, at the process's
+// first fi_getinfo.
 void default_eager_limit(const std::string& prov) {
   static std::once_flag once;
   std::call_once(once, [&prov] {
@@ -51,7 +55,7 @@ void default_eager_limit(const std::string& prov) {
     const std::filesystem::path rdma = "/sys/class/infiniband";
     const bool has_rdma = std::filesystem::exists(rdma, ec) && !std::filesystem::is_empty(rdma, ec);
     const bool tcp = prov.empty() ? !has_rdma : prov.find("tcp") != std::string::npos;
-    if (tcp) setenv("FI_OFI_RXM_EAGER_LIMIT", "1048576", 0);
+    if (tcp) setenv("FI_OFI_RXM_EAGER_LIMIT", "262144", 0);
   });
 }
 
