@@ -41,11 +41,12 @@ InfoPtr hints(bool rma, bool directed) {
 // that must progress again before the data moves. With manual progress that tripled allreduce and
 // broadcast at 32 KiB and doubled them at 256 KiB (docs/PERFORMANCE.md). So where the provider is
 // tcp (asked for, or no RDMA device on this host: no verbs, no efa) the limit becomes 256 KiB
-// unless the user set it; larger transfers go one-sided after our own clear-to-send
-// (STRATACL_NET_ONE_SIDED_MIN_BYTES, the same 256 KiB). Not higher: rxm sizes its buffer pools'
-// entries by the limit and grows them 16 entries at a time, zeroed, so at 1 MiB an unexpected
-// message from one of several peers could cost a 16 MiB pool growth, and alltoalls of 512 KiB
-// blocks at 4 hosts ran 3-4x slower (docs/PERFORMANCE.md, "The rxm eager limit"). Over verbs it
+// unless the user set it; larger rail transfers go one-sided after our own clear-to-send
+// (STRATACL_NET_ONE_SIDED_MIN_BYTES, the same 256 KiB), larger exchange and point-to-point
+// messages by rxm's rendezvous. Not higher: rxm sizes its buffer pools' entries by the limit and
+// grows them 16 entries at a time, zeroed, so at 1 MiB an unexpected message from one of several
+// peers could cost a 16 MiB pool growth, and alltoalls of 256-512 KiB blocks at 4 hosts ran about
+// 3x slower (docs/PERFORMANCE.md, "The rxm eager limit"). Over verbs it
 // must equal rxm's buffer size, so it is left alone there. rxm reads it once, at the process's
 // first fi_getinfo.
 void default_eager_limit(const std::string& prov) {
