@@ -145,7 +145,8 @@ int run_settings_disagree(const char* expected_text) {
   const sclResult_t r = sclCommInitFromEnv(&comm);
   const double took = now_s() - t0;
   // At once: the entries run with a 20 s call timeout, which a rank left waiting would reach.
-  expect(took < 5.0, "init fails at once", std::to_string(took) + " s");
+  // Half of it, as init of 4 ranks on 2 cores under ThreadSanitizer has taken over 6 s.
+  expect(took < 10.0, "init fails at once", std::to_string(took) + " s");
   expect_error(r, sclInvalidUsage, nullptr, expected_text,
                "init with settings that differ across ranks");
   expect(comm == nullptr, "a failed init leaves no communicator");
