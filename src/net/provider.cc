@@ -46,9 +46,9 @@ InfoPtr hints(bool rma, bool directed) {
 // messages by rxm's rendezvous. Not higher: rxm sizes its buffer pools' entries by the limit and
 // grows them 16 entries at a time, zeroed, so at 1 MiB an unexpected message from one of several
 // peers could cost a 16 MiB pool growth, and alltoalls of 256-512 KiB blocks at 4 hosts ran about
-// 3x slower (docs/PERFORMANCE.md, "The rxm eager limit"). Over verbs it
-// must equal rxm's buffer size, so it is left alone there. rxm reads it once, at the process's
-// first fi_getinfo.
+// 3x slower (docs/PERFORMANCE.md, "The rxm eager limit"). It must stay equal to that threshold's
+// default (src/core/config.cc). Over verbs it must equal rxm's buffer size, so it is left alone
+// there. rxm reads it once, at the process's first fi_getinfo.
 void default_eager_limit(const std::string& prov) {
   static std::once_flag once;
   std::call_once(once, [&prov] {
