@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "reduce/reduce.h"
@@ -26,7 +27,22 @@ std::string host_name() {
 
 std::string reduction_isa() { return stratacl::reduce::isa_name(stratacl::reduce::active_isa()); }
 
+// Under a sanitizer the copy measures the instrumentation, not the machine, and costs seconds per
+// launch: ThreadSanitizer checks and maps shadow memory for every byte of the 512 MiB.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define STRATACL_BENCH_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
+    defined(STRATACL_BENCH_SANITIZED)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 double measure_memcpy_gbs(size_t bytes, int tries) {
+  if (kSanitized) return std::numeric_limits<double>::quiet_NaN();
   constexpr size_t kAlignment = 4096;
   void* src = nullptr;
   void* dst = nullptr;

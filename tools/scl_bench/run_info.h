@@ -36,7 +36,8 @@ std::string host_name();
 std::string reduction_isa();
 
 // Copies `bytes` between two pre-faulted buffers `tries` times on the calling thread and
-// returns the best rate in GB/s (1e9 bytes copied per second). Throws std::bad_alloc.
+// returns the best rate in GB/s (1e9 bytes copied per second); NaN, measuring nothing, in a
+// sanitizer build (reported as nan, and null in JSON). Throws std::bad_alloc.
 // The default is 256 MiB: on the 2-vCPU Xeon used here glibc's memcpy copies 64 MiB at 7-9 GB/s
 // (varying run to run) but 256 MiB at a steady 11.3 GB/s (its large-copy path), and the
 // memory-traffic model of bench/compare wants the best copy rate.
