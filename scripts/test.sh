@@ -28,13 +28,21 @@ phase "user builds: Release, g++ and clang, no -Werror, no warnings"
 phase "ctest: the user's g++ Release build"
 ctest --test-dir "$root/build-matrix/g++-Release" --output-on-failure --timeout 900
 
-"$root/scripts/build.sh" "$root/build-asan" -DSTRATACL_SANITIZE=ON -DSTRATACL_SOAK_SECONDS=20
+# Sanitizer reports need function names and line numbers, not local variables: -g1 gives them and
+# compiles about 30% faster than -g (the two sanitizer builds take about 9 of its minutes).
+sanitizer_flags="-O2 -g1 -DNDEBUG"
+sanitizer_build() {
+  "$root/scripts/build.sh" "$@" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$sanitizer_flags" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$sanitizer_flags"
+}
+
+sanitizer_build "$root/build-asan" -DSTRATACL_SANITIZE=ON -DSTRATACL_SOAK_SECONDS=20
 phase "ctest: AddressSanitizer + UBSan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions="$root/tests/lsan.supp":print_suppressions=0 \
   ctest --test-dir "$root/build-asan" --output-on-failure --timeout 1800 -LE "nosan|heavy"
 
-"$root/scripts/build.sh" "$root/build-tsan" -DSTRATACL_TSAN=ON -DSTRATACL_SOAK_SECONDS=20
+sanitizer_build "$root/build-tsan" -DSTRATACL_TSAN=ON -DSTRATACL_SOAK_SECONDS=20
 phase "ctest: ThreadSanitizer build"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir "$root/build-tsan" --output-on-failure --timeout 1800 -LE "nosan|heavy|default_team"
