@@ -135,7 +135,7 @@ const VarSpec kVars[] = {
      .kind = K::kNumber,
      .min = -1,
      .max = 1024 * kGiB,
-     .number_default = 256 * 1024,  // rxm's eager limit over tcp (net/provider.cc): the same
+     .number_default = kNetEagerMaxBytes,
      .help = "smallest transfer between hosts written one-sided into the peer's registered buffer "
              "(-1: none)"},
     {.id = Var::kNetDoublingMinHosts,

@@ -40,15 +40,15 @@ InfoPtr hints(bool rma, bool directed) {
 // rxm over tcp turns a message above 16 KiB into a rendezvous: a round trip more, and a sender
 // that must progress again before the data moves. With manual progress that tripled allreduce and
 // broadcast at 32 KiB and doubled them at 256 KiB (docs/PERFORMANCE.md). So where the provider is
-// tcp (asked for, or no RDMA device on this host: no verbs, no efa) the limit becomes 256 KiB
-// unless the user set it; larger rail transfers go one-sided after our own clear-to-send
-// (STRATACL_NET_ONE_SIDED_MIN_BYTES, the same 256 KiB), larger exchange and point-to-point
-// messages by rxm's rendezvous. Not higher: rxm sizes its buffer pools' entries by the limit and
-// grows them 16 entries at a time, zeroed, so at 1 MiB an unexpected message from one of several
-// peers could cost a 16 MiB pool growth, and alltoalls of 256-512 KiB blocks at 4 hosts ran about
-// 3x slower (docs/PERFORMANCE.md, "The rxm eager limit"). It must stay equal to that threshold's
-// default (src/core/config.cc). Over verbs it must equal rxm's buffer size, so it is left alone
-// there. rxm reads it once, at the process's first fi_getinfo.
+// tcp (asked for, or no RDMA device on this host: no verbs, no efa) the limit becomes
+// kNetEagerMaxBytes (256 KiB) unless the user set it; larger rail transfers go one-sided after our
+// own clear-to-send (the default of STRATACL_NET_ONE_SIDED_MIN_BYTES is the same constant),
+// larger exchange and point-to-point messages by rxm's rendezvous. Not higher: rxm sizes its
+// buffer pools' entries by the limit and grows them 16 entries at a time, zeroed, so at 1 MiB an
+// unexpected message from one of several peers could cost a 16 MiB pool growth, and alltoalls of
+// 256-512 KiB blocks at 4 hosts ran about 3x slower (docs/PERFORMANCE.md, "The rxm eager limit").
+// Over verbs it must equal rxm's buffer size, so it is left alone there. rxm reads it once, at the
+// process's first fi_getinfo.
 void default_eager_limit(const std::string& prov) {
   static std::once_flag once;
   std::call_once(once, [&prov] {
@@ -56,7 +56,7 @@ void default_eager_limit(const std::string& prov) {
     const std::filesystem::path rdma = "/sys/class/infiniband";
     const bool has_rdma = std::filesystem::exists(rdma, ec) && !std::filesystem::is_empty(rdma, ec);
     const bool tcp = prov.empty() ? !has_rdma : prov.find("tcp") != std::string::npos;
-    if (tcp) setenv("FI_OFI_RXM_EAGER_LIMIT", "262144", 0);
+    if (tcp) setenv("FI_OFI_RXM_EAGER_LIMIT", std::to_string(kNetEagerMaxBytes).c_str(), 0);
   });
 }
 
