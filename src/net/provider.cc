@@ -37,26 +37,29 @@ InfoPtr hints(bool rma, bool directed) {
   return h;
 }
 
-// rxm over tcp turns a message above 16 KiB into a rendezvous: a round trip more, and a sender
-// that must progress again before the data moves. With manual progress that tripled allreduce and
-// broadcast at 32 KiB and doubled them at 256 KiB (docs/PERFORMANCE.md). So where the provider is
-// tcp (asked for, or no RDMA device on this host: no verbs, no efa) the limit becomes
-// kNetEagerMaxBytes (256 KiB) unless the user set it; larger rail transfers go one-sided after our
-// own clear-to-send (the default of STRATACL_NET_ONE_SIDED_MIN_BYTES is the same constant),
-// larger exchange and point-to-point messages by rxm's rendezvous. Not higher: rxm sizes its
-// buffer pools' entries by the limit and grows them 16 entries at a time, zeroed, so at 1 MiB an
-// unexpected message from one of several peers could cost a 16 MiB pool growth, and alltoalls of
-// 256-512 KiB blocks at 4 hosts ran about 3x slower (docs/PERFORMANCE.md, "The rxm eager limit").
-// Over verbs it must equal rxm's buffer size, so it is left alone there. rxm reads it once, at the
-// process's first fi_getinfo.
-void default_eager_limit(const std::string& prov) {
+// rxm's settings over tcp (asked for, or no RDMA device on this host: no verbs, no efa), each
+// unless the user set it. rxm reads them once, at the process's first fi_getinfo.
+//  - The eager limit. rxm turns a message above 16 KiB into a rendezvous: a round trip more, and
+//    a sender that must progress again before the data moves. With manual progress that tripled
+//    allreduce and broadcast at 32 KiB and doubled them at 256 KiB. So the limit becomes
+//    kNetEagerMaxBytes (256 KiB); larger rail transfers go one-sided after our own
+//    clear-to-send (the default of STRATACL_NET_ONE_SIDED_MIN_BYTES is the same constant),
+//    larger exchange and point-to-point messages by rxm's rendezvous. Not higher: at 1 MiB,
+//    alltoalls and allgathers of 256-512 KiB blocks at 4 hosts ran 2.6-3.3x slower. Over verbs
+//    it must equal rxm's buffer size, so it is left alone there.
+//  - The receive buffers each connection asks for. rxm documents 128 but passes 0, the tcp
+//    provider's own default, and then grows its pool of 16 KiB bounce buffers about nine times
+//    per rank, 1024 buffers (17 MB, zeroed) at a time, some of them inside a call: single calls
+//    took 50 ms where they take 1.5 ms. 128 keeps the pool at its first two growths.
+// Both measured in docs/PERFORMANCE.md, "The rxm eager limit" and "rxm's receive buffers".
+void default_rxm_settings(const std::string& prov) {
   static std::once_flag once;
   std::call_once(once, [&prov] {
     std::error_code ec;
     const std::filesystem::path rdma = "/sys/class/infiniband";
     const bool has_rdma = std::filesystem::exists(rdma, ec) && !std::filesystem::is_empty(rdma, ec);
     const bool tcp = prov.empty() ? !has_rdma : prov.find("tcp") != std::string::npos;
-    if (tcp) setenv("FI_OFI_RXM_EAGER_LIMIT", std::to_string(kNetEagerMaxBytes).c_str(), 0);
+    if (tcp) set_rxm_tcp_defaults();
   });
 }
 
@@ -65,7 +68,7 @@ void default_eager_limit(const std::string& prov) {
 // entry, so a provider without writes is chosen only where none with them would do (a network
 // one, off loopback), and one without directed receives only where it has none.
 Result<InfoPtr> getinfo(const std::string& prov) {
-  default_eager_limit(prov);
+  default_rxm_settings(prov);
   InfoPtr out;
   fi_info* tail = nullptr;
   int rc = 0;
@@ -120,6 +123,11 @@ std::string address_text(const fi_info& i) {
 }
 
 }  // namespace
+
+void set_rxm_tcp_defaults() {
+  setenv("FI_OFI_RXM_EAGER_LIMIT", std::to_string(kNetEagerMaxBytes).c_str(), 0);
+  setenv("FI_OFI_RXM_MSG_RX_SIZE", "128", 0);
+}
 
 std::string describe(const fi_info& i) {
   std::string mr;

@@ -1,13 +1,16 @@
 // The network layer on its own: the topology rules, and one real libfabric endpoint sending to
 // itself (tagged messages, deadlines, registrations of heap memory); two heartbeats in one
-// process, watching each other.
+// process, watching each other; the rxm settings chosen for tcp.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "core/config.h"
 #include "fabric/heap.h"
 #include "net/endpoint.h"
 #include "net/heartbeat.h"
@@ -406,4 +409,32 @@ TEST(Endpoint, AStrangerUsingAPeersTagDoesNotLandInItsReceive) {
   receiver.join();
   ASSERT_TRUE(received.ok()) << received.message();
   EXPECT_EQ(got, real) << "the stranger's message landed in the receive from peer 1";
+}
+
+// rxm's tcp settings go into the environment where the user left them unset, and a user's own
+// value stays.
+TEST(Provider, RxmTcpDefaultsFillOnlyWhatTheUserLeftUnset) {
+  const char* names[] = {"FI_OFI_RXM_EAGER_LIMIT", "FI_OFI_RXM_MSG_RX_SIZE"};
+  std::string saved[2];
+  bool had[2];
+  for (int i = 0; i < 2; ++i) {
+    const char* v = getenv(names[i]);
+    had[i] = v != nullptr;
+    if (v) saved[i] = v;
+  }
+  unsetenv(names[0]);
+  setenv(names[1], "64", 1);
+  set_rxm_tcp_defaults();
+  EXPECT_STREQ(getenv(names[0]), std::to_string(kNetEagerMaxBytes).c_str());
+  EXPECT_STREQ(getenv(names[1]), "64");
+  unsetenv(names[1]);
+  set_rxm_tcp_defaults();
+  EXPECT_STREQ(getenv(names[1]), "128");
+  for (int i = 0; i < 2; ++i) {
+    if (had[i]) {
+      setenv(names[i], saved[i].c_str(), 1);
+    } else {
+      unsetenv(names[i]);
+    }
+  }
 }
