@@ -24,8 +24,8 @@ using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 Result<InfoPtr> choose_provider();
 
 // Sets rxm's eager limit and per-connection receive buffers for tcp in the environment, each
-// unless already set (provider.cc says why). choose_provider() does it once, before the process's
-// first fi_getinfo, where the provider is tcp.
+// unless already set (provider.cc says why). choose_provider() and describe_candidates() do it
+// once, before the process's first fi_getinfo, where the provider is tcp.
 void set_rxm_tcp_defaults();
 
 // Every candidate fi_getinfo offers (for scl-info): "provider  fabric  address  mr_mode".
