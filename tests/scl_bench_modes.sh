@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scl_bench_modes.sh STRATARUN SCL_BENCH: scl-bench in each memory regime on 2 ranks (every
 # output element checked: exit status 0 means no wrong value), the mode recorded in the table,
-# CSV and JSON, the registration cost reported in cma mode, and contradicting options refused.
+# CSV and JSON, the memcpy bandwidth in all three, the registration cost reported in cma mode,
+# and contradicting options refused.
 set -uo pipefail
 sr=$1 bench=$2
 dir=$(mktemp -d)
@@ -31,6 +32,12 @@ for mode in $modes; do
   rows=$(awk -F, -v m="$want" '$8 == m' "$dir/$mode.csv" | wc -l)
   [ "$rows" -ge 20 ] || fail "mode $mode: $rows CSV rows with mode $want"
   grep -q "\"mode\": \"$want\"" "$dir/$mode.json" || fail "mode $mode: JSON lacks mode $want"
+  # The memcpy bandwidth is measured after the rows, yet heads the files (nan: a sanitizer build).
+  grep -Eq "^# memcpy_gbs ([0-9]+\.[0-9]+|nan) " "$dir/$mode.out" ||
+    fail "mode $mode: no memcpy line after the rows"
+  grep -Eq "^# scl-bench .* memcpy_gbs=([1-9][0-9]*\.|0\.[0-9]*[1-9]|nan)" "$dir/$mode.csv" ||
+    fail "mode $mode: CSV header lacks a measured memcpy_gbs"
+  grep -Eq "\"memcpy_gbs\": ([0-9]|null)" "$dir/$mode.json" || fail "mode $mode: JSON lacks memcpy_gbs"
 done
 if [[ " $modes " == *" cma "* ]]; then
   grep -q "sclCommRegister of .* first .* cached" "$dir/cma.out" || fail "cma: no registration cost line"

@@ -59,10 +59,9 @@ uint64_t resident_bytes() {
   return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
-// What the outputs say about the run. Rank 0 measures the memcpy bandwidth while the other
-// ranks wait in a barrier, before any buffer of the benchmark exists.
-RunInfo describe_run(const Options& options, std::string_view program, sclComm_t comm, int nranks,
-                     int rank, int version) {
+// What the outputs say about the run; the memcpy bandwidth comes after the rows (run_all).
+RunInfo describe_run(const Options& options, std::string_view program, int nranks, int rank,
+                     int version) {
   RunInfo info;
   info.version = version;
   info.nranks = nranks;
@@ -79,9 +78,7 @@ RunInfo describe_run(const Options& options, std::string_view program, sclComm_t
   if (rank == 0) {
     info.host = host_name();
     info.isa = reduction_isa();
-    info.memcpy_gbs = measure_memcpy_gbs();
   }
-  require(sclBarrier(comm, nullptr), "sclBarrier");
   return info;
 }
 
@@ -106,7 +103,7 @@ int run_all(const Options& options, std::string_view program, sclComm_t comm, in
   columns.p99 = options.repeats > 1;
   columns.iterations = options.per_iter;
   columns.timestamp = options.timestamps;
-  Report report(/*print=*/rank == 0, describe_run(options, program, comm, nranks, rank, version),
+  Report report(/*print=*/rank == 0, describe_run(options, program, nranks, rank, version),
                 columns);
   report.print_run_header();
   for (const std::string& note : options.notes) report.print_note(note);
@@ -126,6 +123,13 @@ int run_all(const Options& options, std::string_view program, sclComm_t comm, in
     const uint64_t measuring = most_over_ranks(grown(resident_with_buffers, resident_end), comm);
     report.print_memory(init, buffers, measuring);
   }
+  // Rank 0 measures the memcpy bandwidth after the rows, while the others wait in a barrier.
+  // Measured first, its second of one busy rank left the others queued on the remaining cores,
+  // and the scheduler took 100-200 ms to spread them again: the first rows ran in that state, 2x
+  // slower at 2 hosts x 2 ranks (docs/PERFORMANCE.md, "Small calls' launch states").
+  if (rank == 0) report.set_memcpy_gbs(measure_memcpy_gbs());
+  require(sclBarrier(comm, nullptr), "sclBarrier");
+  report.print_memcpy();
   if (std::string error = report.write_files(options.csv_path, options.json_path); !error.empty()) {
     // Only rank 0 writes files; its exit status fails the job.
     std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(program.size()), program.data(),

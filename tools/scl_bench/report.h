@@ -76,8 +76,11 @@ class Report {
   Report(bool print, RunInfo info, Columns columns = {})
       : print_(print), info_(std::move(info)), columns_(columns) {}
 
-  // The run's first line: version, ranks, host, reduction ISA, memcpy bandwidth.
+  // The run's first line: version, ranks, host, reduction ISA.
   void print_run_header() const;
+  // The memcpy bandwidth, measured after the rows: a comment line, and in the files' header.
+  void set_memcpy_gbs(double gbs) { info_.memcpy_gbs = gbs; }
+  void print_memcpy() const;
   // A line giving what registering the buffers cost (mode cma); also goes into the files.
   void note_registration(double first_us, double cached_us, double release_us, size_t bytes);
 
