@@ -2,6 +2,8 @@
 // context. All of them pull: a rank reads its peers' buffers and writes only its own.
 #pragma once
 
+#include <span>
+
 #include "coll/call.h"
 #include "coll/context.h"
 
@@ -14,6 +16,9 @@ Status allgather(CollContext& c, const Call& call);
 Status reduce_scatter(CollContext& c, const Call& call);
 Status alltoall(CollContext& c, const Call& call);
 Status alltoallv(CollContext& c, const Call& call);
+// The host's half of an alltoall across dst.size() hosts (coll/alltoall_by_rail.cc): block
+// h * L + (our index) of every local rank p into dst[h] + p * block, for every host h.
+Status alltoall_by_rail(CollContext& c, const Call& call, std::span<char* const> dst);
 Status gather(CollContext& c, const Call& call);
 Status scatter(CollContext& c, const Call& call);
 Status barrier(CollContext& c);

@@ -1,6 +1,10 @@
-// Alltoall and alltoallv across hosts: the blocks between ranks of one host go through the
-// intra-host zero-copy alltoallv; every other block travels straight to its rank over the
-// network, all in one batch.
+// Alltoall and alltoallv across hosts. Direct: the blocks between ranks of one host go through
+// the intra-host zero-copy alltoallv; every other block travels straight to its rank over the
+// network, all in one batch: (H - 1) * L messages per rank. By rail, for small blocks: one
+// local step hands each rank, for every other host, the blocks its host's ranks have for its
+// rail peer there, and one message per host carries them (H - 1 per rank), straight into the
+// peer's output. Small calls pay per message, not per byte (docs/PERFORMANCE.md, "Alltoall by
+// rail").
 #include <vector>
 
 #include "coll/algorithms.h"
@@ -35,7 +39,40 @@ Status alltoallv(Context& c, const Call& call) {
   return c.rail.exchange(batch, c.local.deadline());
 }
 
+namespace {
+
+// Largest L * block (one message by rail) sent by rail; above, the direct batch.
+constexpr size_t kByRailMaxBytes = 128 << 10;
+
+Status alltoall_by_rail(Context& c, const Call& call) {
+  const net::Topology& t = c.topo();
+  const size_t run = size_t(t.per_host) * call.count * dtype_size(call.dtype);  // one host's
+  SCL_ASSIGN_OR_RETURN(char* packs, c.packs.get(run * size_t(t.hosts)));
+  std::vector<char*> dst;
+  for (int h = 0; h < t.hosts; ++h) {
+    dst.push_back(h == t.host ? call.recv + size_t(h) * run : packs + size_t(h) * run);
+  }
+  const Call local =
+      local_call(call, Coll::kAlltoAll, call.send, call.recv, call.recv_kind, call.count);
+  SCL_TRY(c.on_host(stratacl::alltoall_by_rail(c.local, local, dst)));
+  std::vector<net::Transfer> batch;
+  for (int h = 0; h < t.hosts; ++h) {
+    if (h == t.host) continue;
+    const int peer = t.world_of(h, t.local);
+    batch.push_back(net::Rail::send_to(peer, dst[size_t(h)], run));
+    batch.push_back(net::Rail::recv_from(peer, call.recv + size_t(h) * run, run));
+  }
+  return c.rail.exchange(batch, c.local.deadline());
+}
+
+}  // namespace
+
 Status alltoall(Context& c, const Call& call) {
+  const net::Topology& t = c.topo();
+  if (t.per_host > 1 &&
+      size_t(t.per_host) * call.count * dtype_size(call.dtype) <= kByRailMaxBytes) {
+    return alltoall_by_rail(c, call);
+  }
   std::vector<size_t> counts(size_t(c.world_ranks), call.count), displs;
   for (int w = 0; w < c.world_ranks; ++w) displs.push_back(size_t(w) * call.count);
   Call v = call;

@@ -9,7 +9,10 @@
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
 //   barrier         local barrier, rail 0 barrier, local barrier.
-//   alltoall(v)     local alltoallv for the host's blocks; the rest straight over the network.
+//   alltoall        small blocks: one local step gathers, for each host, the blocks of the
+//                   host's ranks for our rail peer there; one message per rail and host pair.
+//                   Larger ones as alltoallv.
+//   alltoallv       local alltoallv for the host's blocks; the rest straight over the network.
 //   gather/scatter  the root's host locally; other ranks' blocks straight to or from the root.
 //   send/recv       local single copy within the host; network messages between hosts.
 //   MoE             the ids allgathered, the rows packed and sent by alltoallv (hier/moe.cc).
@@ -72,6 +75,7 @@ struct Context {
   Scratch& scratch;
   int world_rank = 0, world_ranks = 0;
   MoeState& moe;
+  HeapScratch& packs;  // alltoall's messages to the rail peers (hier/alltoall.cc)
   const net::Topology& topo() const { return rail.topology(); }
   // A local step's error, with the host it happened on: its messages number ranks within the
   // host (local rank k is world rank first + k).
