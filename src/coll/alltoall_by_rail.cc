@@ -29,6 +29,17 @@ Status alltoall_by_rail(CollContext& c, const Call& call, std::span<char* const>
       }
     });
   }
+  if (hosts > 1 && size_t(nblocks) * es > c.round_bytes) {
+    // Even one element of every block would overflow the staging area that foreign inputs
+    // go through: one step per host instead, of L blocks each (every rank of the host decides
+    // alike, and the result, so the messages, are the same).
+    for (int h = 0; h < hosts; ++h) {
+      Call part = call;
+      part.send = call.send.at(size_t(h) * size_t(n) * block);
+      SCL_TRY(alltoall_by_rail(c, part, dst.subspan(size_t(h), 1)));
+    }
+    return Status::Ok();
+  }
   const bool stream = streaming_pays(block * size_t(nblocks));
   return for_each_round(c, call, nblocks, [&](Range r) -> Status {
     const size_t bytes = r.size() * es;

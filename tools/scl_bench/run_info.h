@@ -1,5 +1,6 @@
 // What every output of a run states about it (the table's first line, the CSV comment line and
-// the JSON header), and the memcpy probe that gives the machine's copy bandwidth.
+// the JSON header; the memcpy figure comes after the rows), and the memcpy probe that gives the
+// machine's copy bandwidth.
 #ifndef STRATACL_TOOLS_SCL_BENCH_RUN_INFO_H_
 #define STRATACL_TOOLS_SCL_BENCH_RUN_INFO_H_
 
