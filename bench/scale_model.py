@@ -1,20 +1,22 @@
 #!/usr/bin/python3
 """Analytic scale model of StrataCL's collectives across hosts (docs/SCALE-MODEL.md).
 
-    /usr/bin/python3 bench/scale_model.py [CSV...] [--calibrate CSV] [--local L=CSV]...
-                                          [--o-us US] [--no-plot] [--out TXT]
+    /usr/bin/python3 bench/scale_model.py [CSV...] [--runs DIR] [--calibrate CSV]
+        [--tau-from CSV] [--local L=CSV]... [--excess-from CSV] [--o-us US] [--rescale-link]
+        [--no-plot] [--out TXT]
 
-Calibrates the network parameters (alpha, o, beta) on the 2-host x 1-rank run, validates the
-model on every other bench/compare run across hosts (default: bench/results/hosts-<H>x<L>.csv,
-the layout read from the name), prints per layout, collective and size the measured time of
-StrataCL (stratacl-heap, median of the repeats) against the prediction, a summary, and then the
-predictions for larger machines (bench/scale_predict.py). Writes the text to --out (default
-bench/results/scale-model.txt) and the plot predicted against measured to
+Calibrates the network parameters (alpha, o, beta) on the 2-host x 1-rank run of a measurement
+set (default bench/results/scale-model-runs/, made by its run.sh in one sitting), the turn cost
+tau on its 2 x 2 run, and validates the model on every other bench/compare run across hosts in
+the set (hosts-<H>x<L>.csv, the layout read from the name): per layout, collective and size,
+the measured time of StrataCL (stratacl-heap, median of the repeats) against the prediction, a
+summary, and then the predictions for larger machines (bench/scale_predict.py). Writes the text
+to --out (default bench/results/scale-model.txt) and the plot predicted against measured to
 bench/results/scale-model-validation.png (gnuplot). Python 3 stdlib only.
 
 Model of one call (µs; sizes in bytes; bandwidths in GB/s = 1000 bytes/µs):
   T = local phases + copies and reductions + per network round (alpha + o x c x messages)
-      + bytes on the wire / beta
+      + bytes on the wire / beta + per wait tau x (c - 1)
 local phases come from measured single-host runs (testbed) or a formula (other machines);
 c is the CPU contention where ranks share cores.
 """
@@ -31,14 +33,15 @@ import tempfile
 
 ES = 4                       # float32, as bench/compare measures
 DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: allreduce up to here is one direct round
-ONE_SIDED_MIN = 1 << 20      # STRATACL_NET_ONE_SIDED_MIN_BYTES when the layouts were measured
-                             # (the default is 256 KiB since): a clear-to-send first (+alpha)
+DOUBLING_MIN_HOSTS = 4       # STRATACL_NET_DOUBLING_MIN_HOSTS: recursive doubling up to DIRECT_MAX
+BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L blocks fit
+ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-LOCAL_RUNS = {2: "compare-foundations.csv"}  # single-host runs of StrataCL with L ranks
+RUNS = os.path.join(RESULTS, "scale-model-runs")  # the same-day measurement set
 
 
 class Fabric:
@@ -49,8 +52,8 @@ class Fabric:
     mem: GB/s one rank copies; local(coll, size, L): µs of an uncontended single-host call."""
 
     def __init__(self, name, alpha, o, beta_host=math.inf, beta_shared=math.inf, cores=1,
-                 shared_cpu=False, mem=19.4, local=None, lam=0.0, beta_loc=math.inf):
-        self.name, self.alpha, self.o = name, alpha, o
+                 shared_cpu=False, mem=19.4, local=None, lam=0.0, beta_loc=math.inf, tau=0.0):
+        self.name, self.alpha, self.o, self.tau = name, alpha, o, tau
         self.beta_host, self.beta_shared = beta_host, beta_shared
         self.cores, self.shared_cpu, self.mem, self.local = cores, shared_cpu, mem, local
         self.lam, self.beta_loc = lam, beta_loc  # intra-host step (µs) and rate, peers' models
@@ -74,20 +77,25 @@ def us(nbytes, gbs):
 def strata(coll, S, H, L, f):
     """StrataCL's time for one call of nccl-tests size S on H hosts x L ranks: {term: µs}.
     The algorithms of src/hier/*.cc over src/net/rail.cc, as docs/SCALE-MODEL.md lists them."""
-    t = dict(alpha=0.0, msgs=0.0, wire=0.0, local=0.0, mem=0.0)
+    t = dict(alpha=0.0, msgs=0.0, wire=0.0, local=0.0, mem=0.0, turns=0.0)
     P, b = H * L, S / (H * L)
     if H == 1:  # one host: the single-host library, no network
         t["local"] = f.local(coll, S, L)
         return t
     lc = f.crowd(H, L) / max(1.0, L / f.cores) if f.shared_cpu else 1.0
 
+    def turn(act):  # a wait for another rank, which may be queued behind others on its core
+        t["turns"] += f.tau * (f.crowd(H, act) - 1)
+
     def rnd(msgs, host, total, act, xfer):  # one network round; msgs: the busiest rank's
         t["alpha"] += f.alpha * (2 if xfer >= ONE_SIDED_MIN else 1)
         t["msgs"] += f.o * msgs * f.crowd(H, act)
         t["wire"] += max(us(host, f.beta_host), us(total, f.beta_shared))
+        turn(act)
 
     def local(c, size):
         t["local"] += f.local(c, size, L) * lc
+        turn(L)
 
     def copy(nbytes, act):
         t["mem"] += us(nbytes, f.mem) * f.crowd(H, act)
@@ -95,10 +103,16 @@ def strata(coll, S, H, L, f):
     def reduce(k, nbytes, act):  # k inputs into one: (k + 1) / 2 copies' worth of traffic
         t["mem"] += (k + 1) / 2 * us(nbytes, f.mem) * f.crowd(H, act)
 
+    doubling = H >= DOUBLING_MIN_HOSTS and H & (H - 1) == 0  # a power of two
     if coll == "allreduce" and S <= DIRECT_MAX:
         local("allreduce", S) if L > 1 else copy(S, 1)
-        rnd(2 * (H - 1), L * (H - 1) * S, H * L * (H - 1) * S, L, S)  # every rail: whole buffer
-        reduce(H, S, L)
+        if doubling:  # log2 H rounds of one message each way; every rail: the whole buffer
+            for _ in range(int(math.log2(H))):
+                rnd(2, L * S, H * L * S, L, S)
+                reduce(2, S, L)
+        else:
+            rnd(2 * (H - 1), L * (H - 1) * S, H * L * (H - 1) * S, L, S)
+            reduce(H, S, L)
     elif coll == "allreduce":
         shard = S / L
         local("reduce_scatter", S) if L > 1 else copy(S, 1)
@@ -109,7 +123,12 @@ def strata(coll, S, H, L, f):
             local("allgather", S)
     elif coll == "allgather":
         copy(b, L)
-        rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
+        if doubling and H * b <= DIRECT_MAX:  # gathered in the rail's scratch, copied out
+            for k in range(int(math.log2(H))):
+                rnd(2, L * 2 ** k * b, P * 2 ** k * b, L, b)
+            copy((H - 1) * b, L)
+        else:
+            rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
         for _ in range(H):  # one local allgather per host's blocks
             if L > 1:
                 local("allgather", L * b)
@@ -118,9 +137,15 @@ def strata(coll, S, H, L, f):
             local("reduce_scatter", L * b) if L > 1 else copy(b, 1)
         rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
         reduce(H, b, L)
+    elif coll == "alltoall" and L > 1 and L * b <= BY_RAIL_MAX:
+        # By rail: one local step gathers each rank's whole output (its host's blocks and one
+        # pack of L blocks per other host), then one message per other host. Rail::exchange is
+        # two-sided at every size: no clear-to-send round.
+        local("alltoall", S)
+        rnd(2 * (H - 1), L * (H - 1) * L * b, P * (H - 1) * L * b, L, 0)
     elif coll == "alltoall":
         local("alltoall", L * b) if L > 1 else copy(b, 1)
-        rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, b)  # a message per remote rank
+        rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, 0)  # a message per remote rank
     elif coll == "broadcast":
         copy(S, 1)  # the root, out of place
         rnd(H - 1, (H - 1) * S, (H - 1) * S, 1, S)  # flat: the root's rail sends H - 1 copies
@@ -170,9 +195,9 @@ def measured_local(paths):
     return local
 
 
-def testbed(alpha, o, beta, head, mem, local):
+def testbed(alpha, o, beta, head, mem, local, tau=0.0):
     return Fabric("testbed", alpha, o, beta_shared=beta, cores=int(head.get("cores", 2)),
-                  shared_cpu=True, mem=mem, local=local)
+                  shared_cpu=True, mem=mem, local=local, tau=tau)
 
 
 def total(t):
@@ -209,28 +234,58 @@ def calibrate(path, local):
                 betas.append(wire1 / (statistics.median(ts) - rest))
     beta = statistics.median(betas)
     return dict(alpha=alpha, o=o, beta=beta, link=float(head.get("link_gbs", 0) or 0), mem=mem,
-                small=len(small), large=len(betas), beta_range=(min(betas), max(betas)))
+                small=len(small), large=len(betas), beta_range=(min(betas), max(betas)),
+                path=path)
+
+
+def run_model(path, cal, local):
+    """(H, L, rows, fabric) of one run: the calibration's parameters; with cal["rescale"], beta
+    rescaled by the run's own one-stream link speed (link_gbs in its header) over the
+    calibration run's, for runs of other days (one short stream, so noisier than the same-day
+    set needs: there it moved 2.0-2.9 GB/s within ten minutes)."""
+    H, L = layout_of(path)
+    head, rows, mem = load(path)
+    if int(head.get("ranks", H * L)) != H * L or int(head.get("hosts", H)) != H:
+        raise SystemExit(f"scale_model: {path}: header says ranks={head.get('ranks')} "
+                         f"hosts={head.get('hosts')}, not {H}x{L}")
+    link = float(head.get("link_gbs", 0) or 0)
+    beta = cal["beta"] * (link / cal["link"] if cal.get("rescale") and link and cal["link"] else 1.0)
+    return H, L, rows, testbed(cal["alpha"], cal["o"], beta, head, mem, local, cal.get("tau", 0))
+
+
+def shared_core(path, cal, local):
+    """tau, the cost of one wait's turn on a shared core: least squares over the points under
+    256 KiB of one run with more ranks than cores (path), every other parameter fixed."""
+    H, L, rows, f = run_model(path, cal, local)
+    f = f.with_(tau=0.0)
+    sxx = sxy = 0.0
+    for (c, s), ts in rows.items():
+        if c not in COLLS or s >= BIMODAL_BELOW:
+            continue
+        t0 = total(strata(c, s, H, L, f))
+        x = total(strata(c, s, H, L, f.with_(tau=1.0))) - t0
+        sxx, sxy = sxx + x * x, sxy + x * (statistics.median(ts) - t0)
+    if sxx == 0:
+        raise SystemExit(f"scale_model: {path} has no point with ranks waiting on shared cores")
+    return dict(tau=sxy / sxx, tau_path=path)
+
+
+def layout_of(path):
+    m = re.search(r"hosts-(\d+)x(\d+)\.csv$", path)
+    if not m:
+        raise SystemExit(f"scale_model: {path}: not a hosts-<H>x<L>.csv run")
+    return int(m.group(1)), int(m.group(2))
 
 
 # --- validation ---------------------------------------------------------------------------------
 
-def validate(paths, cal, local, cal_path):
-    """Rows (layout, coll, size, median, fastest, predicted, err %, note) of every run."""
+def validate(paths, cal, local):
+    """Rows (layout, coll, size, median, fastest, predicted, err %, note) of every run. note:
+    cal (the run alpha, o and beta were fitted on), tau (the run tau was fitted on), shared (more
+    ranks than cores, under 256 KiB: where tau counts), or empty."""
     out = []
     for path in paths:
-        m = re.search(r"hosts-(\d+)x(\d+)\.csv$", path)
-        if not m:
-            continue
-        H, L = int(m.group(1)), int(m.group(2))
-        head, rows, mem = load(path)
-        if int(head.get("ranks", H * L)) != H * L or int(head.get("hosts", H)) != H:
-            print(f"scale_model: {path}: header says ranks={head.get('ranks')} "
-                  f"hosts={head.get('hosts')}, not {H}x{L}; skipped", file=sys.stderr)
-            continue
-        link = float(head.get("link_gbs", 0) or 0)
-        beta = cal["beta"] * (link / cal["link"] if link and cal["link"] else 1.0)
-        f = testbed(cal["alpha"], cal["o"], beta, head, mem, local)
-        cores = int(head.get("cores", 2))
+        H, L, rows, f = run_model(path, cal, local)
         for (c, s) in sorted(rows, key=lambda k: (COLLS.index(k[0]) if k[0] in COLLS else 9,
                                                    k[1])):
             if c not in COLLS:
@@ -238,8 +293,9 @@ def validate(paths, cal, local, cal_path):
             ts = rows[(c, s)]
             pred = total(strata(c, s, H, L, f))
             med = statistics.median(ts)
-            note = ("cal" if os.path.abspath(path) == os.path.abspath(cal_path) else
-                    "shared" if H * L > cores and s < BIMODAL_BELOW else "")
+            same = lambda p: os.path.abspath(path) == os.path.abspath(p)
+            note = ("cal" if same(cal["path"]) else "tau" if same(cal["tau_path"]) else
+                    "shared" if H * L > f.cores and s < BIMODAL_BELOW else "")
             out.append((f"{H}x{L}", c, s, med, min(ts), pred, 100 * (pred - med) / med, note))
     return out
 
@@ -257,10 +313,12 @@ def summary(rows, pick, use_fastest=False):
 
 def report(rows, cal, out):
     out.append(f"Calibration ({cal['small']} points <= 512 B, {cal['large']} points >= 2 MiB of "
-               f"the calibration run): alpha = {cal['alpha']:.2f} us, o = {cal['o']:.2f} us per "
-               f"message, beta (all hosts' bytes, one machine) = {cal['beta']:.2f} GB/s "
-               f"(points {cal['beta_range'][0]:.2f}-{cal['beta_range'][1]:.2f}), memcpy "
-               f"{cal['mem']:.1f} GB/s, link one stream {cal['link']:.2f} GB/s")
+               f"{os.path.relpath(cal['path'], HERE)}): alpha = {cal['alpha']:.2f} us, "
+               f"o = {cal['o']:.2f} us per message, beta (all hosts' bytes, one machine) = "
+               f"{cal['beta']:.2f} GB/s (points {cal['beta_range'][0]:.2f}-"
+               f"{cal['beta_range'][1]:.2f}), memcpy {cal['mem']:.1f} GB/s, link one stream "
+               f"{cal['link']:.2f} GB/s; tau = {cal['tau']:.2f} us per wait and excess rank per "
+               f"core (points under 256 KiB of {os.path.relpath(cal['tau_path'], HERE)})")
     out.append("")
     out.append("%-6s %-15s %10s %11s %11s %11s %8s  %s" % (
         "layout", "collective", "bytes", "measured", "fastest", "predicted", "error", "note"))
@@ -268,43 +326,25 @@ def report(rows, cal, out):
         out.append("%-6s %-15s %10d %11.1f %11.1f %11.1f %+7.0f%%  %s" % r)
     out.append("")
     out.append("measured: median of the repeats (us per call, slowest rank); fastest: the fastest "
-               "repeat; error: (predicted - measured) / measured. note cal: the calibration run "
-               "(in-sample); shared: more ranks than cores and under 256 KiB, where the ranks' turns "
-               "on the shared cores, which the model does not count, dominate a small call.")
+               "repeat; error: (predicted - measured) / measured. note cal: the run alpha, o and "
+               "beta were fitted on; tau: the run tau was fitted on (both in-sample); shared: more "
+               "ranks than cores and under 256 KiB, where the turns tau counts weigh most.")
     out.append("")
     out.append("Summary")
-    layouts = sorted({r[0] for r in rows})
-    for lay in layouts:
-        out.append(f"  {lay:5s} all points, median:        "
-                   + summary(rows, lambda r: r[0] == lay))
+    for lay in sorted({r[0] for r in rows}):
+        out.append(f"  {lay:5s} all points:            " + summary(rows, lambda r: r[0] == lay))
         if any(r[0] == lay and r[7] == "shared" for r in rows):
-            out.append(f"  {lay:5s} outside the shared-core band:  "
-                       + summary(rows, lambda r: r[0] == lay and r[7] != "shared"))
-            out.append(f"  {lay:5s} shared-core band, median:      "
+            out.append(f"  {lay:5s} shared-core band:      "
                        + summary(rows, lambda r: r[0] == lay and r[7] == "shared"))
-            out.append(f"  {lay:5s} shared-core band, fastest:     "
-                       + summary(rows, lambda r: r[0] == lay and r[7] == "shared", True))
-    val = [r for r in rows if r[7] != "cal"]
+            out.append(f"  {lay:5s} outside the band:      "
+                       + summary(rows, lambda r: r[0] == lay and r[7] != "shared"))
+    val = [r for r in rows if r[7] not in ("cal", "tau")]
     if val:
-        out.append("  validation (every layout but the calibration's):")
-        out.append("        all points, median:        " + summary(val, lambda r: True))
-        out.append("        outside the shared-core band:  "
-                   + summary(val, lambda r: r[7] != "shared"))
-        out.append("        shared-core band, fastest:     "
-                   + summary(val, lambda r: r[7] == "shared", True))
-
-
-def ahead(cal, local, head, out, layouts=((3, 1), (4, 1), (3, 2), (4, 2))):
-    """The testbed's predicted times for layouts to be measured next (the calibration's beta,
-    link and memcpy; a run's own link speed will rescale beta when it is validated)."""
-    f = testbed(cal["alpha"], cal["o"], cal["beta"], head, cal["mem"], local)
-    out.append("Predicted on this testbed, before measuring (us per call; the fast mode where "
-               "ranks outnumber cores):")
-    out.append("%-15s %10s" % ("collective", "bytes") + "".join(f" {h}x{l:<8d}" for h, l in layouts))
-    for c in COLLS:
-        for s in (64, 32768, 2097152, 16777216):
-            out.append("%-15s %10d" % (c, s) + "".join(
-                f" {total(strata(c, s, h, l, f)):10.1f}" for h, l in layouts))
+        out.append("  validation (every run but the two fitted on):")
+        out.append("        all points:            " + summary(val, lambda r: True))
+        out.append("        shared-core band:      " + summary(val, lambda r: r[7] == "shared"))
+        out.append("        outside the band:      " + summary(val, lambda r: r[7] != "shared"))
+        out.append("        2 MiB and more:        " + summary(val, lambda r: r[2] >= 2 << 20))
 
 
 def plot(rows, png):
@@ -313,18 +353,16 @@ def plot(rows, png):
         return
     groups = {}
     for r in rows:
-        kind = "calibration" if r[7] == "cal" else "shared-core band" if r[7] == "shared" else ""
+        kind = {"cal": "fitted: alpha, o, beta", "tau": "fitted: tau",
+                "shared": "shared-core band"}.get(r[7], "")
         groups.setdefault(f"{r[0]} {kind}".strip(), []).append((r[3], r[5]))
-        if kind == "shared-core band":  # the model predicts the fast mode: its fastest repeat too
-            groups.setdefault(f"{r[0]} {kind}, fastest repeat", []).append((r[4], r[5]))
     with tempfile.TemporaryDirectory() as work:
         lines = []
         for i, (name, pts) in enumerate(sorted(groups.items())):
             dat = os.path.join(work, f"{i}.dat")
             with open(dat, "w") as fh:
                 fh.writelines(f"{m} {p}\n" for m, p in pts)
-            style = (6 if "calibration" in name else 7 if "shared-core" not in name else
-                     5 if "fastest" in name else 4)
+            style = 6 if "fitted" in name else 4 if "shared-core" in name else 7
             lines.append(f"'{dat}' using 1:2 with points pt {style} ps 1.3 title '{name}'")
         lines += ["x with lines lc rgb 'black' title 'predicted = measured'",
                   "1.25*x with lines dt 2 lc rgb 'gray40' title '+25%'",
@@ -343,33 +381,44 @@ def plot(rows, png):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("csv", nargs="*", help="hosts-<H>x<L>.csv runs (default: all in results/)")
-    ap.add_argument("--calibrate", default=os.path.join(RESULTS, "calibration-hosts-2x1.csv"))
+    ap.add_argument("csv", nargs="*",
+                    help="hosts-<H>x<L>.csv runs (default: every one in --runs)")
+    ap.add_argument("--runs", default=RUNS, help="the measurement set (default %(default)s)")
+    ap.add_argument("--calibrate", help="the 2x1 run to calibrate on (default: the set's)")
+    ap.add_argument("--tau-from", help="the run to fit tau on (default: the set's 2x2)")
     ap.add_argument("--local", action="append", default=[], metavar="L=CSV",
-                    help="single-host bench/compare run of L ranks for the local phases")
+                    help="single-host bench/compare run of L ranks for the local phases "
+                         "(default: the set's local-<L>.csv)")
+    ap.add_argument("--excess-from", default=os.path.join(RESULTS, "calibration-hosts-2x1.csv"),
+                    help="a 2x1 run of StrataCL and Open MPI: the per-message excess that sets o "
+                         "on the RDMA fabrics")
     ap.add_argument("--o-us", type=float, help="per-message cost on the RDMA fabrics (predictions)")
+    ap.add_argument("--rescale-link", action="store_true",
+                    help="scale beta by each run's link_gbs (runs of other days)")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--out", default=os.path.join(RESULTS, "scale-model.txt"))
     a = ap.parse_args()
-    runs = {L: os.path.join(RESULTS, p) for L, p in LOCAL_RUNS.items()}
+    runs = {int(m.group(1)): os.path.join(a.runs, p) for p in os.listdir(a.runs)
+            for m in [re.fullmatch(r"local-(\d+)\.csv", p)] if m}
     runs.update({int(k): v for k, v in (x.split("=", 1) for x in a.local)})
     local = measured_local(runs)
-    paths = a.csv or sorted(p for p in os.listdir(RESULTS) if re.fullmatch(r"hosts-\d+x\d+\.csv", p))
-    paths = [p if os.path.sep in p else os.path.join(RESULTS, p) for p in paths]
-    if a.calibrate not in paths and os.path.abspath(a.calibrate) not in map(os.path.abspath, paths):
-        paths.insert(0, a.calibrate)
-    cal = calibrate(a.calibrate, local)
-    rows = validate(paths, cal, local, a.calibrate)
+    paths = a.csv or sorted(os.path.join(a.runs, p) for p in os.listdir(a.runs)
+                            if re.fullmatch(r"hosts-\d+x\d+\.csv", p))
+    calibration = a.calibrate or os.path.join(a.runs, "hosts-2x1.csv")
+    if os.path.abspath(calibration) not in map(os.path.abspath, paths):
+        paths.insert(0, calibration)
+    cal = calibrate(calibration, local)
+    cal["rescale"] = a.rescale_link
+    cal.update(shared_core(a.tau_from or os.path.join(a.runs, "hosts-2x2.csv"), cal, local))
+    rows = validate(paths, cal, local)
     def timing(p):  # the model assumes bench/compare's default, calls back to back
         return "between barriers" if load(p)[0].get("between_barriers") == "1" else "back to back"
-    out = [f"bench/scale_model.py: calibrated on {os.path.basename(a.calibrate)}, runs: "
-           + ", ".join(f"{os.path.basename(p)} ({timing(p)})" for p in paths), ""]
+    out = [f"bench/scale_model.py: calibrated on {os.path.relpath(calibration, HERE)}, runs: "
+           + ", ".join(f"{os.path.relpath(p, HERE)} ({timing(p)})" for p in paths), ""]
     report(rows, cal, out)
-    out.append("")
-    ahead(cal, local, load(a.calibrate)[0], out)
     import scale_predict  # the larger machines (beside this file)
     out.append("")
-    scale_predict.report(cal, local, a.calibrate, out, a.o_us)
+    scale_predict.report(cal, local, a.excess_from, out, a.o_us)
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)
     with open(a.out, "w") as fh:

@@ -119,19 +119,20 @@ def size_name(s):
     return f"{s} B"
 
 
-def per_message(cal_path):
-    """StrataCL's small exchange at 2x1 against Open MPI's on the same kernel TCP path: the
-    excess per message (2 per round), median over the collectives at 8-512 B."""
+def per_message(path):
+    """StrataCL's small exchange at 2x1 against Open MPI's on the same kernel TCP path, in one
+    run (`path`, both libraries): the excess per message (2 per round), median over the
+    collectives at 8-512 B."""
     def small(lib):
-        _, rows, _ = load(cal_path, lib)
+        _, rows, _ = load(path, lib)
         first = min((s for c, s in rows if c == "allreduce"), default=0)
         return statistics.median(statistics.median(v) for (c, s), v in rows.items()
                                  if s <= 512 and c != "broadcast" and (c, s) != ("allreduce", first))
     return (small("stratacl-heap") - small("openmpi")) / 2
 
 
-def report(cal, local, cal_path, out, o_override=None):
-    excess = per_message(cal_path)
+def report(cal, local, excess_path, out, o_override=None):
+    excess = per_message(excess_path)
     o = o_override if o_override is not None else excess + VERBS_US
     lam = local("allreduce", 8, 2)
     out.append(f"Predictions, {PER_HOST} ranks per host; every library on the same cost model. "
