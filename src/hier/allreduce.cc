@@ -1,22 +1,37 @@
-// Hierarchical allreduce (hierarchical.h). Small counts (up to the rail's direct size): one local
-// allreduce, then every rail reduces the host sums in one direct round (or log2 H rounds of
-// recursive doubling, net/rail.h), so the call costs one local step and the rail's rounds
-// (every rail carries the whole small buffer: redundant bytes, no extra round). Larger counts split
-// into L equal shards plus a tail of fewer than L elements; the tail is reduced by every rank
-// (local allreduce, then every rail), which costs at most L - 1 elements twice and keeps the shards
-// equal for the local steps.
+// Hierarchical allreduce (hierarchical.h). The buffer splits into L equal shards plus a tail of
+// fewer than L elements: a local reduce-scatter leaves each rank its shard of the host's sum, its
+// rail allreduces the shard (net/rail.h picks the direct round, recursive doubling or the ring
+// by the shard's size), and a local allgather fills in the rest. The tail is reduced by every
+// rank (local allreduce, then every rail), which costs at most L - 1 elements twice and keeps the
+// shards equal for the local steps. Small buffers skip the split: one local allreduce, then every
+// rail carries the whole buffer, which saves a local step and a second rail operation for the
+// tail, until the copies a host's rails send alike cost more than those
+// (kSplitMinRedundantBytes).
 #include "coll/algorithms.h"
 #include "core/dtype.h"
 #include "hier/hierarchical.h"
 
 namespace stratacl::hier {
+namespace {
+
+// A small buffer is split over the rails from here: the bytes a host's rails send alike in one
+// call, (L - 1) x its size x the copies each rail sends. Splitting costs a second local step,
+// and a second rail operation where L does not divide the count: about 5 µs on a real host with
+// a 100 Gb/s link, which moves 64 KiB in that time. On this machine (docs/PERFORMANCE.md, "Small
+// allreduces split over the rails") splitting 2x2's 64 KiB calls took 0.80-0.82x the time, while
+// at 2x4, where 8 ranks share 2 cores, the extra local step cost more than 8-16 KiB of copies.
+// At 384 ranks (48 hosts of 8) every buffer from 200 B splits (docs/SCALE-MODEL.md).
+constexpr size_t kSplitMinRedundantBytes = 64 << 10;
+
+}  // namespace
 
 Status allreduce(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  const size_t es = dtype_size(call.dtype);
+  const size_t es = dtype_size(call.dtype), bytes = call.count * es;
   size_t shard = call.count / size_t(t.per_host), main = shard * size_t(t.per_host);
   size_t tail = call.count - main;
-  if (call.count * es <= net::Rail::kDirectMaxBytes) {
+  const size_t alike = size_t(t.per_host - 1) * bytes * size_t(c.rail.small_allreduce_copies());
+  if (bytes <= net::Rail::kDirectMaxBytes && alike < kSplitMinRedundantBytes) {
     shard = 0;
     main = 0;
     tail = call.count;

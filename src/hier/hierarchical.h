@@ -1,9 +1,10 @@
 // Collectives across hosts, composed of the intra-host zero-copy algorithms (src/coll, over the
 // host's ranks) and the inter-host ones along rails (src/net/rail.h). The shape of each, with L
 // ranks per host and H hosts:
-//   allreduce       local reduce-scatter into the rank's shard of recvbuff; a ring allreduce of
-//                   that shard along the rail (every local rank drives its own shard, in
-//                   parallel); local allgather in place.
+//   allreduce       local reduce-scatter into the rank's shard of recvbuff; a rail allreduce of
+//                   that shard (every local rank drives its own shard, in parallel); local
+//                   allgather in place. Small buffers whose copies on every rail stay small: one
+//                   local allreduce, then every rail reduces the whole buffer.
 //   allgather       each rank's block goes along its rail; then one local allgather per host.
 //   broadcast       the root's rail carries the buffer to every host; local broadcast there.
 //   reduce          local reduce to the root's local index; that rail reduces to the root.

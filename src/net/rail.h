@@ -9,6 +9,7 @@
 // ends of their transfers may disagree on sizes.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -38,6 +39,12 @@ class Rail {
   // doubling where the host count is a power of two (-1: never; at first, never). Every rank
   // must set the same.
   void set_doubling_min_hosts(int hosts) { doubling_min_hosts_ = hosts; }
+  // How many copies of its buffer a host's rail sends in an allreduce up to kDirectMaxBytes:
+  // one per round of recursive doubling, or one to each other host (the direct round, which
+  // float max and min keep where doubling would apply: counted as doubling here).
+  int small_allreduce_copies() const {
+    return doubling(topo_.hosts) ? std::bit_width(unsigned(topo_.hosts)) - 1 : topo_.hosts - 1;
+  }
   // Rail transfers of at least `bytes` go one-sided from now on (-1: none; at first, none).
   // Every rank of the rail must set the same value at the same point: the owner agrees on it.
   void set_one_sided_min(int64_t bytes) { one_sided_min_ = ep_->writes() ? bytes : -1; }

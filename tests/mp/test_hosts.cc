@@ -1,7 +1,8 @@
 // Case `hosts`: collectives across hosts (run under stratarun --netns, one namespace per host).
 //   - allreduce, broadcast, reduce, allgather, reducescatter with counts around the per-host
 //     shard and tail boundaries (0, 1, L-1 .. L+1, odd sizes, 1Mi+3), every root, heap and
-//     malloc buffers, in place and out of place; every element and guard checked bitwise.
+//     malloc buffers, in place and out of place; every element and guard checked bitwise; small
+//     allreduces split over the rails (16384 and 6001 elements).
 //     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
@@ -240,6 +241,12 @@ int run_hosts(int argc, char**) {
       run(Coll::kScatter, sclUint8, -1, count, root);
     }
   }
+  // Small allreduces split over the rails once the copies a host's rails would send alike are
+  // large (hier/allreduce.cc): 16384 4-byte elements split at 2x2, 6001 8-byte ones from 3x2 and
+  // 4-byte ones at 2x4, with a tail of one element there.
+  for (size_t count : {size_t(16384), size_t(6001)}) {
+    for (const auto& e : exact) run(Coll::kAllReduce, e.dtype, e.op, count, -1);
+  }
   const size_t big = (size_t(1) << 20) + 3;
   run(Coll::kAllReduce, sclInt32, sclSum, big, -1);
   run(Coll::kBroadcast, sclFloat32, -1, big, w.n - 1);
@@ -249,7 +256,7 @@ int run_hosts(int argc, char**) {
   run(Coll::kAlltoAll, sclFloat32, -1, big / n, -1);
   run(Coll::kAlltoAllv, sclFloat32, -1, big / n, -1);
   run(Coll::kSendRecvRing, sclFloat32, -1, big, -1);
-  for (size_t count : {size_t(7), size_t(100003), big}) {
+  for (size_t count : {size_t(7), size_t(16384), size_t(100003), big}) {
     float_sum_is_deterministic(w, tally, count, ref::make_seed(0xF10A7, count));
   }
   late_rank_holds_the_barrier(w, tally);
