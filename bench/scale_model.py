@@ -34,6 +34,7 @@ import tempfile
 ES = 4                       # float32, as bench/compare measures
 DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: allreduce up to here is one direct round
 DOUBLING_MIN_HOSTS = 4       # STRATACL_NET_DOUBLING_MIN_HOSTS: recursive doubling up to DIRECT_MAX
+SPLIT_MIN_REDUNDANT = 64 << 10  # hier's kSplitMinRedundantBytes: small allreduces split over rails
 BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L blocks fit
 ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
@@ -105,14 +106,22 @@ def strata(coll, S, H, L, f):
 
     doubling = H >= DOUBLING_MIN_HOSTS and H & (H - 1) == 0  # a power of two
     if coll == "allreduce" and S <= DIRECT_MAX:
-        local("allreduce", S) if L > 1 else copy(S, 1)
-        if doubling:  # log2 H rounds of one message each way; every rail: the whole buffer
-            for _ in range(int(math.log2(H))):
-                rnd(2, L * S, H * L * S, L, S)
-                reduce(2, S, L)
+        copies = int(math.log2(H)) if doubling else H - 1  # Rail::small_allreduce_copies
+        split = (L - 1) * S * copies >= SPLIT_MIN_REDUNDANT and S / ES >= L
+        x = S / L if split else S  # what each rail reduces: its shard, or the whole buffer
+        if split:
+            local("reduce_scatter", S)
         else:
-            rnd(2 * (H - 1), L * (H - 1) * S, H * L * (H - 1) * S, L, S)
-            reduce(H, S, L)
+            local("allreduce", S) if L > 1 else copy(S, 1)
+        if doubling:  # log2 H rounds of one message each way
+            for _ in range(int(math.log2(H))):
+                rnd(2, L * x, H * L * x, L, x)
+                reduce(2, x, L)
+        else:
+            rnd(2 * (H - 1), L * (H - 1) * x, H * L * (H - 1) * x, L, x)
+            reduce(H, x, L)
+        if split:
+            local("allgather", S)
     elif coll == "allreduce":
         shard = S / L
         local("reduce_scatter", S) if L > 1 else copy(S, 1)

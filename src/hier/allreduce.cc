@@ -15,12 +15,14 @@ namespace stratacl::hier {
 namespace {
 
 // A small buffer is split over the rails from here: the bytes a host's rails send alike in one
-// call, (L - 1) x its size x the copies each rail sends. Splitting costs a second local step,
-// and a second rail operation where L does not divide the count: about 5 µs on a real host with
-// a 100 Gb/s link, which moves 64 KiB in that time. On this machine (docs/PERFORMANCE.md, "Small
-// allreduces split over the rails") splitting 2x2's 64 KiB calls took 0.80-0.82x the time, while
-// at 2x4, where 8 ranks share 2 cores, the extra local step cost more than 8-16 KiB of copies.
-// At 384 ranks (48 hosts of 8) every buffer from 200 B splits (docs/SCALE-MODEL.md).
+// call, (L - 1) x its size x the copies each rail sends. Splitting costs a second local step
+// (about a microsecond on a host whose ranks each have a core) and, where L does not divide the
+// count, a rail operation for the tail (a round trip, some 5 µs over RoCE): about what a
+// 100 Gb/s link takes for 64 KiB. On this machine (docs/PERFORMANCE.md, "Small allreduces split
+// over the rails") the 64 KiB call took 0.79-0.81x the time at 2x2 and 0.71-0.85x at 3x2 and
+// 4x2, while a lower threshold lost at 2x4 (8-16 KiB buffers, 1.07-1.28x), where the second
+// local step waits for 4 ranks per core. At 384 ranks (48 hosts of 8) every buffer from 200 B
+// splits (docs/SCALE-MODEL.md).
 constexpr size_t kSplitMinRedundantBytes = 64 << 10;
 
 }  // namespace

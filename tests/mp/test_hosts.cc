@@ -242,8 +242,8 @@ int run_hosts(int argc, char**) {
     }
   }
   // Small allreduces split over the rails once the copies a host's rails would send alike are
-  // large (hier/allreduce.cc): 16384 4-byte elements split at 2x2, 6001 8-byte ones from 3x2 and
-  // 4-byte ones at 2x4, with a tail of one element there.
+  // large (hier/allreduce.cc): 16384 4-byte elements at 2x2, 3x2 and 2x4 (no tail); 6001 8-byte
+  // ones at 3x2 and 2x4, and 4-byte ones at 2x4, with a tail of one element.
   for (size_t count : {size_t(16384), size_t(6001)}) {
     for (const auto& e : exact) run(Coll::kAllReduce, e.dtype, e.op, count, -1);
   }
