@@ -32,7 +32,7 @@ import sys
 import tempfile
 
 ES = 4                       # float32, as bench/compare measures
-DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: allreduce up to here is one direct round
+DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: a rail allreduce up to here is not a ring
 DOUBLING_MIN_HOSTS = 4       # STRATACL_NET_DOUBLING_MIN_HOSTS: recursive doubling up to DIRECT_MAX
 SPLIT_MIN_REDUNDANT = 64 << 10  # hier's kSplitMinRedundantBytes: small allreduces split over rails
 BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L blocks fit
@@ -105,30 +105,30 @@ def strata(coll, S, H, L, f):
         t["mem"] += (k + 1) / 2 * us(nbytes, f.mem) * f.crowd(H, act)
 
     doubling = H >= DOUBLING_MIN_HOSTS and H & (H - 1) == 0  # a power of two
-    if coll == "allreduce" and S <= DIRECT_MAX:
+    if coll == "allreduce":
+        # hier/allreduce.cc: a small buffer stays whole on every rail unless the copies the
+        # rails send alike reach SPLIT_MIN_REDUNDANT; otherwise each rail reduces its S/L shard,
+        # which net::Rail::allreduce takes in a direct round or by doubling while it is at most
+        # DIRECT_MAX, and by the ring over hosts above.
         copies = int(math.log2(H)) if doubling else H - 1  # Rail::small_allreduce_copies
-        split = (L - 1) * S * copies >= SPLIT_MIN_REDUNDANT and S / ES >= L
-        x = S / L if split else S  # what each rail reduces: its shard, or the whole buffer
-        if split:
-            local("reduce_scatter", S)
+        split = S > DIRECT_MAX or ((L - 1) * S * copies >= SPLIT_MIN_REDUNDANT and S / ES >= L)
+        x = S / L if split else S  # what each rail reduces
+        if L == 1:
+            copy(S, 1)
         else:
-            local("allreduce", S) if L > 1 else copy(S, 1)
-        if doubling:  # log2 H rounds of one message each way
+            local("reduce_scatter" if split else "allreduce", S)
+        if x > DIRECT_MAX:
+            for _ in range(2 * (H - 1)):  # ring reduce-scatter, then ring allgather
+                rnd(2, S / H, S, L, x / H)
+            reduce(2, x / H * (H - 1), L)
+        elif doubling:  # log2 H rounds of one message each way
             for _ in range(int(math.log2(H))):
                 rnd(2, L * x, H * L * x, L, x)
                 reduce(2, x, L)
         else:
             rnd(2 * (H - 1), L * (H - 1) * x, H * L * (H - 1) * x, L, x)
             reduce(H, x, L)
-        if split:
-            local("allgather", S)
-    elif coll == "allreduce":
-        shard = S / L
-        local("reduce_scatter", S) if L > 1 else copy(S, 1)
-        for _ in range(2 * (H - 1)):  # ring reduce-scatter, then ring allgather, over hosts
-            rnd(2, S / H, S, L, shard / H)
-        reduce(2, shard / H * (H - 1), L)
-        if L > 1:
+        if split and L > 1:
             local("allgather", S)
     elif coll == "allgather":
         copy(b, L)
