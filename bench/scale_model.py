@@ -258,7 +258,8 @@ def run_model(path, cal, local):
         raise SystemExit(f"scale_model: {path}: header says ranks={head.get('ranks')} "
                          f"hosts={head.get('hosts')}, not {H}x{L}")
     link = float(head.get("link_gbs", 0) or 0)
-    beta = cal["beta"] * (link / cal["link"] if cal.get("rescale") and link and cal["link"] else 1.0)
+    rescale = cal.get("rescale") and link and cal["link"]
+    beta = cal["beta"] * (link / cal["link"] if rescale else 1.0)
     return H, L, rows, testbed(cal["alpha"], cal["o"], beta, head, mem, local, cal.get("tau", 0))
 
 
@@ -295,6 +296,7 @@ def validate(paths, cal, local):
     out = []
     for path in paths:
         H, L, rows, f = run_model(path, cal, local)
+        fitted = {os.path.abspath(cal["tau_path"]): "tau", os.path.abspath(cal["path"]): "cal"}
         for (c, s) in sorted(rows, key=lambda k: (COLLS.index(k[0]) if k[0] in COLLS else 9,
                                                    k[1])):
             if c not in COLLS:
@@ -302,9 +304,8 @@ def validate(paths, cal, local):
             ts = rows[(c, s)]
             pred = total(strata(c, s, H, L, f))
             med = statistics.median(ts)
-            same = lambda p: os.path.abspath(path) == os.path.abspath(p)
-            note = ("cal" if same(cal["path"]) else "tau" if same(cal["tau_path"]) else
-                    "shared" if H * L > f.cores and s < BIMODAL_BELOW else "")
+            note = fitted.get(os.path.abspath(path),
+                              "shared" if H * L > f.cores and s < BIMODAL_BELOW else "")
             out.append((f"{H}x{L}", c, s, med, min(ts), pred, 100 * (pred - med) / med, note))
     return out
 
