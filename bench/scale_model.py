@@ -37,6 +37,8 @@ DOUBLING_MIN_HOSTS = 4       # STRATACL_NET_DOUBLING_MIN_HOSTS: recursive doubli
 SPLIT_MIN_REDUNDANT = 64 << 10  # hier's kSplitMinRedundantBytes: small allreduces split over rails
 BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L blocks fit
 ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
+SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: two direct rounds, not the ring,
+SG_MAX_CHUNK = 64 << 10      # while a host's chunk is at most kScatterGatherMaxChunkBytes
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"
@@ -109,7 +111,8 @@ def strata(coll, S, H, L, f):
         # hier/allreduce.cc: a small buffer stays whole on every rail unless the copies the
         # rails send alike reach SPLIT_MIN_REDUNDANT; otherwise each rail reduces its S/L shard,
         # which net::Rail::allreduce takes in a direct round or by doubling while it is at most
-        # DIRECT_MAX, and by the ring over hosts above.
+        # DIRECT_MAX, and above by the ring over hosts, or in two direct rounds (scatter, then
+        # gather) from SG_MIN_HOSTS hosts while its chunks are at most SG_MAX_CHUNK.
         copies = int(math.log2(H)) if doubling else H - 1  # Rail::small_allreduce_copies
         split = S > DIRECT_MAX or ((L - 1) * S * copies >= SPLIT_MIN_REDUNDANT and S / ES >= L)
         x = S / L if split else S  # what each rail reduces
@@ -117,7 +120,11 @@ def strata(coll, S, H, L, f):
             copy(S, 1)
         else:
             local("reduce_scatter" if split else "allreduce", S)
-        if x > DIRECT_MAX:
+        if x > DIRECT_MAX and H >= SG_MIN_HOSTS and x / H <= SG_MAX_CHUNK:
+            for _ in range(2):  # chunk h to host h, reduced there; the results back to all
+                rnd(2 * (H - 1), (H - 1) * S / H, (H - 1) * S, L, x / H)
+            reduce(H, x / H, L)
+        elif x > DIRECT_MAX:
             for _ in range(2 * (H - 1)):  # ring reduce-scatter, then ring allgather
                 rnd(2, S / H, S, L, x / H)
             reduce(2, x / H * (H - 1), L)

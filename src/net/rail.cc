@@ -219,6 +219,9 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
     return doubling(H) && associates ? allreduce_doubling(buf, count, dt, op, d)
                                      : allreduce_direct(buf, count, dt, op, d);
   }
+  if (H >= kScatterGatherMinHosts && count / size_t(H) * es <= kScatterGatherMaxChunkBytes) {
+    return allreduce_scatter_gather(buf, count, dt, op, d);
+  }
   auto first = [&](int c) { return count * size_t(c) / size_t(H); };  // chunk c's first element
   auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
   auto at = [&](int c) { return buf + first(c) * es; };
@@ -239,6 +242,37 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
     SCL_TRY(run(batch, d, os));
   }
   return Status::Ok();
+}
+
+Status Rail::allreduce_scatter_gather(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+                                      const Deadline& d) {
+  // Host h reduces chunk h (the ring's chunks), in host order, from every host's copy, then
+  // sends the result to every host: each chunk's bits come from one host, so all agree.
+  const int H = topo_.hosts, me = topo_.host;
+  const size_t es = dtype_size(dt);
+  auto first = [&](int c) { return count * size_t(c) / size_t(H); };
+  auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
+  auto at = [&](int c) { return buf + first(c) * es; };
+  const size_t mine = bytes(me);
+  SCL_ASSIGN_OR_RETURN(char* in, scratch(mine * size_t(H)));
+  const bool os = one_sided(bytes(0));
+  std::vector<Transfer> batch;
+  for (int h = 0; h < H; ++h) {
+    if (h == me) continue;
+    batch.push_back(send_to(peer(h), at(h), bytes(h)));
+    batch.push_back(recv_from(peer(h), in + size_t(h) * mine, mine));
+  }
+  SCL_TRY(run(batch, d, os));
+  std::vector<const void*> srcs;
+  for (int h = 0; h < H; ++h) srcs.push_back(h == me ? at(me) : in + size_t(h) * mine);
+  reduce::reduce_n(at(me), srcs.data(), H, mine / es, dt, op, 1);
+  batch.clear();
+  for (int h = 0; h < H; ++h) {
+    if (h == me) continue;
+    batch.push_back(send_to(peer(h), at(me), mine));
+    batch.push_back(recv_from(peer(h), at(h), bytes(h)));
+  }
+  return run(batch, d, os);
 }
 
 Status Rail::allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,

@@ -27,6 +27,13 @@ class Rail {
  public:
   // Largest allreduce done in one direct round (below).
   static constexpr size_t kDirectMaxBytes = 64 << 10;
+  // Above it, from this many hosts on and while a host's chunk (the buffer over H) is at most
+  // this size, the allreduce scatters and gathers in two direct rounds instead of the ring's
+  // 2(H - 1): the rounds' latency is most of such a call. Larger chunks keep the ring: H - 1
+  // messages of 128 KiB at once were often slower here (docs/PERFORMANCE.md, "Allreduce in two
+  // rounds from four hosts").
+  static constexpr int kScatterGatherMinHosts = 4;
+  static constexpr size_t kScatterGatherMaxChunkBytes = 64 << 10;
   // `call_name` names a call kind of begin() in errors.
   Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
        const char* (*call_name)(uint32_t kind));
@@ -71,7 +78,9 @@ class Rail {
   // round posts 2(H-1) messages (each pair reduces the lower host's value first, so every host
   // ends with the same bits, though not in host order). Above, ring reduce-scatter then ring
   // allgather (each chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host
-  // instead of H-1.
+  // instead of H-1; or, from kScatterGatherMinHosts hosts while the chunks are small, the same
+  // bytes in two rounds: every host sends chunk h to host h, which reduces the H copies in host
+  // order and sends the result to every host.
   // op is sum, prod, max or min: averages divide afterwards.
   Status allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op, const Deadline& d);
   // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
@@ -105,6 +114,8 @@ class Rail {
   int peer(int h) const { return topo_.world_of(h, topo_.local); }
   Status allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                           const Deadline& d);
+  Status allreduce_scatter_gather(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+                                  const Deadline& d);
   Status allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                             const Deadline& d);
   Status allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d);
