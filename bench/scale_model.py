@@ -37,8 +37,8 @@ DOUBLING_MIN_HOSTS = 4       # STRATACL_NET_DOUBLING_MIN_HOSTS: recursive doubli
 SPLIT_MIN_REDUNDANT = 64 << 10  # hier's kSplitMinRedundantBytes: small allreduces split over rails
 BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L blocks fit
 ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
-SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: two direct rounds, not the ring,
-SG_MAX_CHUNK = 64 << 10      # while a host's chunk is at most kScatterGatherMaxChunkBytes
+SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: scatter-gather, not the ring,
+SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxRoundBytes
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"
@@ -112,7 +112,7 @@ def strata(coll, S, H, L, f):
         # rails send alike reach SPLIT_MIN_REDUNDANT; otherwise each rail reduces its S/L shard,
         # which net::Rail::allreduce takes in a direct round or by doubling while it is at most
         # DIRECT_MAX, and above by the ring over hosts, or in two direct rounds (scatter, then
-        # gather) from SG_MIN_HOSTS hosts while its chunks are at most SG_MAX_CHUNK.
+        # gather) from SG_MIN_HOSTS hosts while H - 1 chunks are at most SG_MAX_ROUND.
         copies = int(math.log2(H)) if doubling else H - 1  # Rail::small_allreduce_copies
         split = S > DIRECT_MAX or ((L - 1) * S * copies >= SPLIT_MIN_REDUNDANT and S / ES >= L)
         x = S / L if split else S  # what each rail reduces
@@ -120,7 +120,7 @@ def strata(coll, S, H, L, f):
             copy(S, 1)
         else:
             local("reduce_scatter" if split else "allreduce", S)
-        if x > DIRECT_MAX and H >= SG_MIN_HOSTS and x / H <= SG_MAX_CHUNK:
+        if x > DIRECT_MAX and H >= SG_MIN_HOSTS and (H - 1) * (x / H) <= SG_MAX_ROUND:
             for _ in range(2):  # chunk h to host h, reduced there; the results back to all
                 rnd(2 * (H - 1), (H - 1) * S / H, (H - 1) * S, L, x / H)
             reduce(H, x / H, L)

@@ -219,7 +219,8 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
     return doubling(H) && associates ? allreduce_doubling(buf, count, dt, op, d)
                                      : allreduce_direct(buf, count, dt, op, d);
   }
-  if (H >= kScatterGatherMinHosts && count / size_t(H) * es <= kScatterGatherMaxChunkBytes) {
+  if (H >= kScatterGatherMinHosts &&
+      size_t(H - 1) * (count / size_t(H)) * es <= kScatterGatherMaxRoundBytes) {
     return allreduce_scatter_gather(buf, count, dt, op, d);
   }
   auto first = [&](int c) { return count * size_t(c) / size_t(H); };  // chunk c's first element

@@ -27,13 +27,14 @@ class Rail {
  public:
   // Largest allreduce done in one direct round (below).
   static constexpr size_t kDirectMaxBytes = 64 << 10;
-  // Above it, from this many hosts on and while a host's chunk (the buffer over H) is at most
-  // this size, the allreduce scatters and gathers in two direct rounds instead of the ring's
-  // 2(H - 1): the rounds' latency is most of such a call. Larger chunks keep the ring: H - 1
-  // messages of 128 KiB at once were often slower here (docs/PERFORMANCE.md, "Allreduce in two
-  // rounds from four hosts").
+  // Above it, from kScatterGatherMinHosts hosts on and while a round of H - 1 chunks (the
+  // buffer over H; the smallest) brings a rank at most kScatterGatherMaxRoundBytes, the allreduce
+  // scatters and gathers in two rounds instead of the ring's 2(H - 1): the rounds' latency is
+  // most of such a call. Beyond, the ring's one stream in per rank went faster here: at 6 hosts
+  // a 256 KiB call (215 KiB in per round) took 1.2-1.4x the ring's time, 128 KiB chunks from 3
+  // hosts often more (docs/PERFORMANCE.md, "Allreduce in two rounds from four hosts").
   static constexpr int kScatterGatherMinHosts = 4;
-  static constexpr size_t kScatterGatherMaxChunkBytes = 64 << 10;
+  static constexpr size_t kScatterGatherMaxRoundBytes = 192 << 10;
   // `call_name` names a call kind of begin() in errors.
   Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
        const char* (*call_name)(uint32_t kind));
@@ -78,10 +79,10 @@ class Rail {
   // round posts 2(H-1) messages (each pair reduces the lower host's value first, so every host
   // ends with the same bits, though not in host order). Above, ring reduce-scatter then ring
   // allgather (each chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host
-  // instead of H-1; or, from kScatterGatherMinHosts hosts while the chunks are small, the same
-  // bytes in two rounds: every host sends chunk h to host h, which reduces the H copies in host
-  // order and sends the result to every host.
-  // op is sum, prod, max or min: averages divide afterwards.
+  // instead of H-1; or, from kScatterGatherMinHosts hosts while H - 1 chunks are at most
+  // kScatterGatherMaxRoundBytes, the same bytes in two rounds: every host sends chunk h to host h,
+  // which reduces the H copies in host order and sends the result to every host. op is sum, prod,
+  // max or min: averages divide afterwards.
   Status allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op, const Deadline& d);
   // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
   // filled from host h's rail peer otherwise. One direct round (a message to and from every

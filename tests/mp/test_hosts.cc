@@ -2,7 +2,8 @@
 //   - allreduce, broadcast, reduce, allgather, reducescatter with counts around the per-host
 //     shard and tail boundaries (0, 1, L-1 .. L+1, odd sizes, 1Mi+3), every root, heap and
 //     malloc buffers, in place and out of place; every element and guard checked bitwise; small
-//     allreduces split over the rails (16384 and 6001 elements).
+//     allreduces split over the rails (16384 and 6001 elements); scatter-gather over 4 hosts
+//     and more (65537 and 65538 elements).
 //     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
@@ -120,7 +121,11 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   const size_t count = 1000, large = size_t(4) << 20;
   std::vector<int32_t> buf(large, 1);
   std::vector<int32_t> gathered(count * size_t(w.n));
-  for (const char* what : {"allreduce vs broadcast", "sum vs max", "large vs small", "halves"}) {
+  // "medium vs large": host 0's allreduce is above 64 KiB and below the one-sided threshold,
+  // by scatter-gather from 4 hosts (else the ring), against the others' one-sided ring.
+  const size_t medium = 65537;
+  for (const char* what :
+       {"allreduce vs broadcast", "sum vs max", "large vs small", "medium vs large", "halves"}) {
     sclComm_t child = nullptr;
     MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
     const double t0 = now();
@@ -131,7 +136,8 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
       r = sclAllGather(buf.data(), gathered.data(), count, sclInt32, child, nullptr);
     } else {
       const sclRedOp_t op = what[0] == 's' && !host0 ? sclMax : sclSum;
-      const size_t n = what[0] == 'l' && !host0 ? large : count;
+      size_t n = what[0] == 'l' && !host0 ? large : count;
+      if (what[0] == 'm') n = host0 ? medium : large;
       r = sclAllReduce(buf.data(), buf.data(), n, sclInt32, op, child, nullptr);
     }
     const double took = now() - t0;
@@ -247,6 +253,11 @@ int run_hosts(int argc, char**) {
   for (size_t count : {size_t(16384), size_t(6001)}) {
     for (const auto& e : exact) run(Coll::kAllReduce, e.dtype, e.op, count, -1);
   }
+  // From 4 hosts a rail allreduce above 64 KiB scatters and gathers while H - 1 of its chunks
+  // total at most 192 KiB (net/rail.h): at 4x1 the 1- and 4-byte ones of 65537 and 65538
+  // elements (one host's chunk one element longer, or two hosts'), while the 8-byte ones take
+  // the ring; at 6x1 the 1-byte ones (65537 = 6 x 10922 + 5), the 4-byte ones the ring.
+  for (const auto& e : exact) run(Coll::kAllReduce, e.dtype, e.op, 65538, -1);
   const size_t big = (size_t(1) << 20) + 3;
   run(Coll::kAllReduce, sclInt32, sclSum, big, -1);
   run(Coll::kBroadcast, sclFloat32, -1, big, w.n - 1);
@@ -256,7 +267,7 @@ int run_hosts(int argc, char**) {
   run(Coll::kAlltoAll, sclFloat32, -1, big / n, -1);
   run(Coll::kAlltoAllv, sclFloat32, -1, big / n, -1);
   run(Coll::kSendRecvRing, sclFloat32, -1, big, -1);
-  for (size_t count : {size_t(7), size_t(16384), size_t(100003), big}) {
+  for (size_t count : {size_t(7), size_t(16384), size_t(50001), size_t(100003), big}) {
     float_sum_is_deterministic(w, tally, count, ref::make_seed(0xF10A7, count));
   }
   late_rank_holds_the_barrier(w, tally);
