@@ -46,7 +46,7 @@ namespace {
 // named above).
 constexpr size_t kByRailMaxBytes = 128 << 10;
 
-Status alltoall_by_rail(Context& c, const Call& call) {
+Status alltoall_in_packs(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
   const size_t run = size_t(t.per_host) * call.count * dtype_size(call.dtype);  // one host's
   SCL_ASSIGN_OR_RETURN(char* packs, c.packs.get(run * size_t(t.hosts)));
@@ -73,7 +73,7 @@ Status alltoall(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
   if (t.per_host > 1 &&
       size_t(t.per_host) * call.count * dtype_size(call.dtype) <= kByRailMaxBytes) {
-    return alltoall_by_rail(c, call);
+    return alltoall_in_packs(c, call);
   }
   std::vector<size_t> counts(size_t(c.world_ranks), call.count), displs;
   for (int w = 0; w < c.world_ranks; ++w) displs.push_back(size_t(w) * call.count);

@@ -14,9 +14,10 @@
 //     interleave hosts (refused with sclInvalidUsage; the parent goes on).
 //   - mismatched calls that only the network can see (each host's ranks agree among themselves):
 //     another collective, the same one with another op, or with a count large enough to go
-//     one-sided on the other hosts only (clear-to-sends meet messages), and half the hosts in
-//     another collective (recursive doubling's later rounds meet the other call's first). On a
-//     child of all ranks,
+//     one-sided on the other hosts only (clear-to-sends meet messages), an allreduce by
+//     scatter-gather against the ring, an alltoall by rail against direct messages, and half the
+//     hosts in another collective (recursive doubling's later rounds meet the other call's
+//     first). On a child of all ranks,
 //     every rank's call must fail within seconds, one at least with sclInvalidUsage naming the
 //     mismatch, and the parent goes on.
 #include <algorithm>
@@ -124,14 +125,22 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   // "medium vs large": host 0's allreduce is above 64 KiB and below the one-sided threshold,
   // by scatter-gather from 4 hosts (else the ring), against the others' one-sided ring.
   const size_t medium = 65537;
-  for (const char* what :
-       {"allreduce vs broadcast", "sum vs max", "large vs small", "medium vs large", "halves"}) {
+  // "by rail vs direct": host 0's alltoall is small enough to go by rail where hosts have
+  // several ranks (one pack per rail peer), the others' large enough to go straight to every
+  // remote rank, so a rank receives packs or blocks it did not expect.
+  const size_t by_rail = 16, direct = size_t(64) << 10;
+  std::vector<int32_t> exchanged(direct * size_t(w.n));
+  for (const char* what : {"allreduce vs broadcast", "sum vs max", "large vs small",
+                           "medium vs large", "by rail vs direct", "halves"}) {
     sclComm_t child = nullptr;
     MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
     const double t0 = now();
     sclResult_t r;
     if (what[0] == 'a' && !host0) {
       r = sclBroadcast(buf.data(), buf.data(), count, sclInt32, 0, child, nullptr);
+    } else if (what[0] == 'b') {
+      r = sclAlltoAll(buf.data(), exchanged.data(), host0 ? by_rail : direct, sclInt32, child,
+                      nullptr);
     } else if (what[0] == 'h' && !low_half) {
       r = sclAllGather(buf.data(), gathered.data(), count, sclInt32, child, nullptr);
     } else {
