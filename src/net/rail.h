@@ -30,9 +30,10 @@ class Rail {
   // Above it, from kScatterGatherMinHosts hosts on and while a round of H - 1 chunks (the
   // buffer over H; the smallest) brings a rank at most kScatterGatherMaxRoundBytes, the allreduce
   // scatters and gathers in two rounds instead of the ring's 2(H - 1): the rounds' latency is
-  // most of such a call. Beyond, the ring's one stream in per rank went faster here: at 6 hosts
-  // a 256 KiB call (215 KiB in per round) took 1.2-1.4x the ring's time, 128 KiB chunks from 3
-  // hosts often more (docs/PERFORMANCE.md, "Allreduce in two rounds from four hosts").
+  // most of such a call. Beyond, the ring's one stream in per rank was often faster here: at 6
+  // hosts a 256 KiB call (213 KiB in per round) took 1.2-1.4x the ring's time, 128 KiB chunks
+  // from 3 hosts often more, though one-sided 256 KiB chunks gained (docs/PERFORMANCE.md,
+  // "Allreduce in two rounds from four hosts").
   static constexpr int kScatterGatherMinHosts = 4;
   static constexpr size_t kScatterGatherMaxRoundBytes = 192 << 10;
   // `call_name` names a call kind of begin() in errors.

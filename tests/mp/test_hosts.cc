@@ -122,9 +122,9 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   const size_t count = 1000, large = size_t(4) << 20;
   std::vector<int32_t> buf(large, 1);
   std::vector<int32_t> gathered(count * size_t(w.n));
-  // "medium vs large": host 0's allreduce is above 64 KiB and below the one-sided threshold,
-  // by scatter-gather from 4 hosts (else the ring), against the others' one-sided ring.
-  const size_t medium = 65537;
+  // "medium vs large": host 0's allreduce goes by scatter-gather at 4x1 and 6x1 (by the ring
+  // at 2 and 3 hosts, by the direct round at 2x4), against the others' ring of MiB chunks.
+  const size_t medium = 50001;
   // "by rail vs direct": host 0's alltoall is small enough to go by rail where hosts have
   // several ranks (one pack per rail peer), the others' large enough to go straight to every
   // remote rank, so a rank receives packs or blocks it did not expect.
