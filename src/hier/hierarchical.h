@@ -5,7 +5,9 @@
 //                   that shard (every local rank drives its own shard, in parallel); local
 //                   allgather in place. Small buffers whose copies on every rail stay small: one
 //                   local allreduce, then every rail reduces the whole buffer.
-//   allgather       each rank's block goes along its rail; then one local allgather per host.
+//   allgather       each rank's block goes along its rail; then one local allgather per host,
+//                   or, for small outputs, one of the rail's blocks side by side and a copy into
+//                   world order.
 //   broadcast       the root's rail carries the buffer to every host; local broadcast there.
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
