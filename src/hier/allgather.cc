@@ -1,9 +1,9 @@
 // Hierarchical allgather (hierarchical.h): our block travels our rail first, so each rank
 // receives the blocks of its local index from every host; then the host's ranks exchange them.
 // Large outputs: one in-place local allgather per host fills in that host's other blocks. Small
-// ones: the rail's blocks land side by side in heap scratch, one local allgather of those runs
-// replaces the H (each a wait for every rank of the host), and a copy puts the output in world
-// order.
+// ones: the rail's blocks land side by side in heap scratch (Context::packs), one local
+// allgather of those runs replaces the H (each a wait for every rank of the host), and a copy
+// puts the output in world order.
 #include <vector>
 
 #include "coll/algorithms.h"
@@ -17,6 +17,11 @@ namespace {
 // bytes once more, which a small call's saved waits pay for (docs/PERFORMANCE.md, "Allgather
 // in one local phase").
 constexpr size_t kOnePhaseMaxBytes = 128 << 10;
+// The one local allgather's root, which an allgather ignores but the step signature carries:
+// a rank of the host whose count is H times ours takes the H phases, whose first local
+// allgather has this one's count, and must meet a mismatch there, not pair with it (the
+// H-phase calls have root 0).
+constexpr int kOnePhaseRoot = 1;
 
 Status allgather_one_phase(Context& c, const Call& call, size_t bytes) {
   const net::Topology& t = c.topo();
@@ -28,8 +33,9 @@ Status allgather_one_phase(Context& c, const Call& call, size_t bytes) {
   std::vector<char*> blocks;
   for (int h = 0; h < t.hosts; ++h) blocks.push_back(runs + size_t(h) * bytes);
   SCL_TRY(c.rail.allgather(blocks, bytes, c.local.deadline()));
-  SCL_TRY(c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{runs, MemKind::kHeap},
-                                 gathered, MemKind::kHeap, call.count * size_t(t.hosts))));
+  SCL_TRY(
+      c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{runs, MemKind::kHeap}, gathered,
+                             MemKind::kHeap, call.count * size_t(t.hosts), kOnePhaseRoot)));
   for (int l = 0; l < t.per_host; ++l) {
     for (int h = 0; h < t.hosts; ++h) {
       c.local.copy(call.recv + size_t(t.world_of(h, l)) * bytes,

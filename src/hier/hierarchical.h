@@ -6,8 +6,8 @@
 //                   allgather in place. Small buffers whose copies on every rail stay small: one
 //                   local allreduce, then every rail reduces the whole buffer.
 //   allgather       each rank's block goes along its rail; then one local allgather per host,
-//                   or, for small outputs, one of the rail's blocks side by side and a copy into
-//                   world order.
+//                   or, for small outputs, one local allgather of the rail's blocks, side by side
+//                   in heap scratch, and a copy into world order.
 //   broadcast       the root's rail carries the buffer to every host; local broadcast there.
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
@@ -78,7 +78,7 @@ struct Context {
   Scratch& scratch;
   int world_rank = 0, world_ranks = 0;
   MoeState& moe;
-  HeapScratch& packs;  // alltoall's messages to the rail peers (hier/alltoall.cc)
+  HeapScratch& packs;  // alltoall's messages to the rail peers, small allgathers' blocks
   const net::Topology& topo() const { return rail.topology(); }
   // A local step's error, with the host it happened on: its messages number ranks within the
   // host (local rank k is world rank first + k).

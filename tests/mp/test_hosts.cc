@@ -20,6 +20,10 @@
 //     first). On a child of all ranks,
 //     every rank's call must fail within seconds, one at least with sclInvalidUsage naming the
 //     mismatch, and the parent goes on.
+//   - mismatches inside a host: local rank 1 with twice the count of an allreduce, and with H
+//     times the count of an allgather whose others fit one local phase (its first local phase
+//     then has their count); both fail on every rank, and the next call is right everywhere or
+//     fails everywhere.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -202,6 +206,39 @@ void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
   tally.expect(all[0] == -all[1], info, "the second call was right on some ranks only");
 }
 
+// Within every host, local rank 1 allgathers H times the count of the others, each rail alike:
+// the others' output fits one local phase (hier/allgather.cc), rank 1's takes one per host, and
+// its first local allgather has the count of the others' one phase. The call must fail on every
+// rank, named, within seconds, and the next call be right everywhere or fail everywhere.
+void allgather_straddle_keeps_hosts_in_step(const Comm& w, Tally& tally) {
+  const char* per_env = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
+  const int per = per_env ? std::atoi(per_env) : 1;
+  if (per < 2) return;
+  // The largest count whose output (4-byte elements) fits one local phase: 128 KiB in all.
+  const size_t hosts = size_t(w.n / per), count = (size_t(128) << 10) / (4 * size_t(w.n));
+  const size_t big = hosts * count;
+  std::vector<int32_t> mine(big, w.rank), all(big * size_t(w.n));
+  sclComm_t child = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  const double t0 = now();
+  const sclResult_t first = sclAllGather(mine.data(), all.data(), w.rank % per == 1 ? big : count,
+                                         sclInt32, child, nullptr);
+  const std::string first_msg = sclGetLastError(child);
+  const sclResult_t second = sclAllGather(mine.data(), all.data(), count, sclInt32, child, nullptr);
+  const double took = now() - t0;
+  bool right = second == sclSuccess;
+  for (size_t i = 0; i < count * size_t(w.n) && right; ++i) right = all[i] == int32_t(i / count);
+  const CallInfo info{
+      "local straddle", sclInt32, -1, count, -1, "local rank 1 allgathers H times the count"};
+  tally.expect(first != sclSuccess, info, "the first call succeeded");
+  tally.expect(second != sclSuccess || right, info, "the second call succeeded with wrong data");
+  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s: " + first_msg);
+  MP_OK(sclCommDestroy(child));
+  int32_t flags[2] = {right, -int32_t(right)}, both[2] = {0, 0};
+  MP_OK(sclAllReduce(flags, both, 2, sclInt32, sclMax, w.comm, nullptr));
+  tally.expect(both[0] == -both[1], info, "the second call was right on some ranks only");
+}
+
 }  // namespace
 
 int run_hosts(int argc, char**) {
@@ -284,6 +321,7 @@ int run_hosts(int argc, char**) {
   splits(w, tally, run_on);
   mismatch_fails_everywhere(w, tally);
   local_mismatch_keeps_hosts_in_step(w, tally);
+  allgather_straddle_keeps_hosts_in_step(w, tally);
   run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // the parent goes on
   return finish("hosts");
 }
