@@ -17,7 +17,8 @@ namespace {
 // bytes once more, which a small call's saved waits pay for (docs/PERFORMANCE.md, "Allgather
 // in one local phase").
 constexpr size_t kOnePhaseMaxBytes = 128 << 10;
-// The one local allgather's root, which an allgather ignores but the step signature carries:
+// The one local allgather's root, which an allgather ignores but the step signature carries
+// (make_desc, coll/round.cc, copies every call's root into it, eager steps' too):
 // a rank of the host whose count is H times ours takes the H phases, whose first local
 // allgather has this one's count, and must meet a mismatch there, not pair with it (the
 // H-phase calls have root 0).
