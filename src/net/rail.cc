@@ -92,6 +92,17 @@ void combine(char* acc, const char* in, size_t count, sclDataType_t dt, sclRedOp
 
 }  // namespace
 
+// A buffer of `count` elements cut into `parts` chunks of nearly one size (where it does not
+// divide, some chunks are one element longer): the ring's and scatter-gather's split.
+struct Rail::Chunks {
+  char* buf;
+  size_t count, es;
+  int parts;
+  size_t first(int c) const { return count * size_t(c) / size_t(parts); }  // its first element
+  size_t bytes(int c) const { return (first(c + 1) - first(c)) * es; }
+  char* at(int c) const { return buf + first(c) * es; }
+};
+
 std::string Rail::who(int world) const {
   return "rank " + std::to_string(world) + " (host " + std::to_string(topo_.host_of(world)) + ")";
 }
@@ -219,59 +230,55 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
     return doubling(H) && associates ? allreduce_doubling(buf, count, dt, op, d)
                                      : allreduce_direct(buf, count, dt, op, d);
   }
-  if (H >= kScatterGatherMinHosts &&
-      size_t(H - 1) * (count / size_t(H)) * es <= kScatterGatherMaxRoundBytes) {
-    return allreduce_scatter_gather(buf, count, dt, op, d);
+  const Chunks ch{buf, count, es, H};
+  // ch.bytes(0) is the smallest chunk: the same on every rank, so every rank chooses alike.
+  if (H >= kScatterGatherMinHosts && size_t(H - 1) * ch.bytes(0) <= kScatterGatherMaxRoundBytes) {
+    return allreduce_scatter_gather(ch, dt, op, d);
   }
-  auto first = [&](int c) { return count * size_t(c) / size_t(H); };  // chunk c's first element
-  auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
-  auto at = [&](int c) { return buf + first(c) * es; };
   const int next = peer((h + 1) % H), prev = peer((h + H - 1) % H);
-  SCL_ASSIGN_OR_RETURN(char* tmp, scratch(bytes(H - 1) + es));
-  const bool os = one_sided(bytes(0));  // the smallest chunk: the same on every rank
+  SCL_ASSIGN_OR_RETURN(char* tmp, scratch(ch.bytes(H - 1) + es));
+  const bool os = one_sided(ch.bytes(0));  // the smallest chunk: the same on every rank
   // Reduce-scatter: after step s, chunk (h - s - 1) holds the sum over s + 2 hosts.
   for (int s = 0; s + 1 < H; ++s) {
     const int out = (h - s + H) % H, in = (h - s - 1 + H) % H;
-    Transfer batch[2] = {send_to(next, at(out), bytes(out)), recv_from(prev, tmp, bytes(in))};
+    Transfer batch[2] = {send_to(next, ch.at(out), ch.bytes(out)),
+                         recv_from(prev, tmp, ch.bytes(in))};
     SCL_TRY(run(batch, d, os));
-    combine(at(in), tmp, bytes(in) / es, dt, op);
+    combine(ch.at(in), tmp, ch.bytes(in) / es, dt, op);
   }
   // Allgather: host h owns chunk (h + 1) in full; pass finished chunks along the ring.
   for (int s = 0; s + 1 < H; ++s) {
     const int out = (h + 1 - s + H) % H, in = (h - s + H) % H;
-    Transfer batch[2] = {send_to(next, at(out), bytes(out)), recv_from(prev, at(in), bytes(in))};
+    Transfer batch[2] = {send_to(next, ch.at(out), ch.bytes(out)),
+                         recv_from(prev, ch.at(in), ch.bytes(in))};
     SCL_TRY(run(batch, d, os));
   }
   return Status::Ok();
 }
 
-Status Rail::allreduce_scatter_gather(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+Status Rail::allreduce_scatter_gather(const Chunks& ch, sclDataType_t dt, sclRedOp_t op,
                                       const Deadline& d) {
   // Host h reduces chunk h (the ring's chunks), in host order, from every host's copy, then
   // sends the result to every host: each chunk's bits come from one host, so all agree.
   const int H = topo_.hosts, me = topo_.host;
-  const size_t es = dtype_size(dt);
-  auto first = [&](int c) { return count * size_t(c) / size_t(H); };
-  auto bytes = [&](int c) { return (first(c + 1) - first(c)) * es; };
-  auto at = [&](int c) { return buf + first(c) * es; };
-  const size_t mine = bytes(me);
+  const size_t mine = ch.bytes(me);
   SCL_ASSIGN_OR_RETURN(char* in, scratch(mine * size_t(H)));
-  const bool os = one_sided(bytes(0));
+  const bool os = one_sided(ch.bytes(0));
   std::vector<Transfer> batch;
   for (int h = 0; h < H; ++h) {
     if (h == me) continue;
-    batch.push_back(send_to(peer(h), at(h), bytes(h)));
+    batch.push_back(send_to(peer(h), ch.at(h), ch.bytes(h)));
     batch.push_back(recv_from(peer(h), in + size_t(h) * mine, mine));
   }
   SCL_TRY(run(batch, d, os));
   std::vector<const void*> srcs;
-  for (int h = 0; h < H; ++h) srcs.push_back(h == me ? at(me) : in + size_t(h) * mine);
-  reduce::reduce_n(at(me), srcs.data(), H, mine / es, dt, op, 1);
+  for (int h = 0; h < H; ++h) srcs.push_back(h == me ? ch.at(me) : in + size_t(h) * mine);
+  reduce::reduce_n(ch.at(me), srcs.data(), H, mine / ch.es, dt, op, 1);
   batch.clear();
   for (int h = 0; h < H; ++h) {
     if (h == me) continue;
-    batch.push_back(send_to(peer(h), at(me), mine));
-    batch.push_back(recv_from(peer(h), at(h), bytes(h)));
+    batch.push_back(send_to(peer(h), ch.at(me), mine));
+    batch.push_back(recv_from(peer(h), ch.at(h), ch.bytes(h)));
   }
   return run(batch, d, os);
 }

@@ -116,7 +116,8 @@ class Rail {
   int peer(int h) const { return topo_.world_of(h, topo_.local); }
   Status allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                           const Deadline& d);
-  Status allreduce_scatter_gather(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+  struct Chunks;  // the ring's and scatter-gather's split of a buffer (rail.cc)
+  Status allreduce_scatter_gather(const Chunks& chunks, sclDataType_t dt, sclRedOp_t op,
                                   const Deadline& d);
   Status allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                             const Deadline& d);
