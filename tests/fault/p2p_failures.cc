@@ -7,6 +7,7 @@
 //    error: the staged copy stays until no receiver can read it.
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <thread>
@@ -52,8 +53,9 @@ int run_send_abort(int iterations) {
     if (g_rank == 0) {
       for (size_t i = 0; i < count; ++i) data[i] = int32_t(i * 2654435761u) ^ it;
       std::thread sender([&] { sclSend(data.get(), count, sclInt32, 1, comm, nullptr); });
-      // Anywhere from the staging copy (tens of ms: its pages are new) to the receiver's copy.
-      usleep(useconds_t(1000 + 10000 * it));
+      // Anywhere from the staging copy (tens of ms: its pages are new) to the receiver's copy:
+      // the iterations spread evenly over 1-241 ms, however many there are.
+      usleep(useconds_t(1000 + 240000 * it / std::max(1, iterations - 1)));
       sclCommAbort(comm);
       sender.join();
       continue;
