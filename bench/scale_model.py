@@ -39,6 +39,7 @@ BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L 
 ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
 SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: scatter-gather, not the ring,
 SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxRoundBytes
+ONE_PHASE_MAX = 128 << 10    # hier's kOnePhaseMaxBytes: allgather in one local phase up to here
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"
@@ -145,10 +146,12 @@ def strata(coll, S, H, L, f):
             copy((H - 1) * b, L)
         else:
             rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
-        # One local allgather per host's blocks; the library runs one for all of them, and a
-        # copy, where S is at most 128 KiB and L > 1 (hier/allgather.cc): not modelled yet.
-        for _ in range(H):
-            if L > 1:
+        if L > 1 and S <= ONE_PHASE_MAX:
+            # One local allgather of every rank's run of H blocks, then a copy into world order.
+            local("allgather", S)
+            copy(S, L)
+        elif L > 1:
+            for _ in range(H):  # one local allgather per host's blocks, in place
                 local("allgather", L * b)
     elif coll == "reduce_scatter":
         for _ in range(H):  # one local reduce-scatter per host's range of the input
@@ -364,6 +367,10 @@ def report(rows, cal, out):
         out.append("        shared-core band:      " + summary(val, lambda r: r[7] == "shared"))
         out.append("        outside the band:      " + summary(val, lambda r: r[7] != "shared"))
         out.append("        2 MiB and more:        " + summary(val, lambda r: r[2] >= 2 << 20))
+        # The band's medians move with the launches' states (docs/PERFORMANCE.md, "Small calls'
+        # launch states"); the fastest repeat shows how much of an error is that spread.
+        out.append("        band, fastest repeat:  "
+                   + summary(val, lambda r: r[7] == "shared", use_fastest=True))
 
 
 def plot(rows, png):
