@@ -39,7 +39,7 @@ BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L 
 ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
 SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: scatter-gather, not the ring,
 SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxRoundBytes
-ONE_PHASE_MAX = 128 << 10    # hier's kOnePhaseMaxBytes: allgather in one local phase up to here
+ONE_PHASE_MAX = 128 << 10    # hier's kOnePhaseMaxBytes: allgather, reduce-scatter in one local phase
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"
@@ -154,8 +154,13 @@ def strata(coll, S, H, L, f):
             for _ in range(H):  # one local allgather per host's blocks, in place
                 local("allgather", L * b)
     elif coll == "reduce_scatter":
-        for _ in range(H):  # one local reduce-scatter per host's range of the input
-            local("reduce_scatter", L * b) if L > 1 else copy(b, 1)
+        if L > 1 and S <= ONE_PHASE_MAX:
+            # The input copied into one run of H blocks per local rank, one local reduce-scatter.
+            copy(S, L)
+            local("reduce_scatter", S)
+        else:
+            for _ in range(H):  # one local reduce-scatter per host's range of the input
+                local("reduce_scatter", L * b) if L > 1 else copy(b, 1)
         rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
         reduce(H, b, L)
     elif coll == "alltoall" and L > 1 and L * b <= BY_RAIL_MAX:

@@ -13,17 +13,6 @@
 namespace stratacl::hier {
 namespace {
 
-// Largest output gathered in one local phase: the copy into world order costs the output's
-// bytes once more, which a small call's saved waits pay for (docs/PERFORMANCE.md, "Allgather
-// in one local phase").
-constexpr size_t kOnePhaseMaxBytes = 128 << 10;
-// The one local allgather's root, which an allgather ignores but the step signature carries
-// (make_desc, coll/round.cc, copies every call's root into it, eager steps' too):
-// a rank of the host whose count is H times ours takes the H phases, whose first local
-// allgather has this one's count, and must meet a mismatch there, not pair with it (the
-// H-phase calls have root 0).
-constexpr int kOnePhaseRoot = 1;
-
 Status allgather_one_phase(Context& c, const Call& call, size_t bytes) {
   const net::Topology& t = c.topo();
   const size_t run = size_t(t.hosts) * bytes;  // one rank's blocks, in host order

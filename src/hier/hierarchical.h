@@ -108,6 +108,19 @@ Status p2p(Context& c, P2PState& state, std::span<const P2POp> ops);
 // MoE create, dispatch, combine and destroy across hosts (hier/moe.cc).
 Status run_moe(Context& c, const moe::Call& call);
 
+// Small allgathers and reduce-scatters across hosts take one local phase over the whole buffer,
+// in heap scratch (Context::packs) laid out as one run of H blocks per local rank, instead of H
+// phases, one per host's blocks (each a wait for every rank of the host), at the cost of a copy
+// between world order and that layout. Up to this many bytes of output (allgather) or input
+// (reduce-scatter): the copy costs the buffer once more, which a small call's saved waits pay
+// for (docs/PERFORMANCE.md, "Allgather in one local phase").
+constexpr size_t kOnePhaseMaxBytes = 128 << 10;
+// The one local step's root, which allgathers and reduce-scatters ignore but the step signature
+// carries (make_desc, coll/round.cc, copies every call's root into it, eager steps' too): a rank
+// of the host whose count is H times ours takes the H phases, whose first local step has this
+// one's count, and must meet a mismatch there, not pair with it (the H-phase steps have root 0).
+constexpr int kOnePhaseRoot = 1;
+
 // A call on this host's ranks, with the world call's dtype and op (an average sums).
 Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemKind recv_kind,
                 size_t count, int root = 0);

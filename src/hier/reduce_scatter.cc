@@ -1,6 +1,9 @@
-// Hierarchical reduce-scatter (hierarchical.h): one local reduce-scatter per host's range of the
-// input leaves each rank the host's partial for the block of its local index on every host; the
-// rail exchanges the partials and each rank reduces its own block's in host order.
+// Hierarchical reduce-scatter (hierarchical.h): local reduce-scatters leave each rank the host's
+// partial for the block of its local index on every host; the rail exchanges the partials and
+// each rank reduces its own block's in host order. Large inputs: one local reduce-scatter per
+// host's range of the input. Small ones: the input is copied into heap scratch
+// (Context::packs) as one run per local rank of the H blocks it will be left with, and one
+// local reduce-scatter of those runs replaces the H.
 #include <vector>
 
 #include "coll/algorithms.h"
@@ -8,17 +11,40 @@
 #include "hier/hierarchical.h"
 
 namespace stratacl::hier {
+namespace {
+
+// The host's partials, one block per host, side by side in `parts`.
+Status reduce_locally_one_phase(Context& c, const Call& call, size_t bytes, char* parts) {
+  const net::Topology& t = c.topo();
+  const size_t run = size_t(t.hosts) * bytes;
+  SCL_ASSIGN_OR_RETURN(char* runs, c.packs.get(run * size_t(t.per_host)));
+  for (int l = 0; l < t.per_host; ++l) {
+    for (int h = 0; h < t.hosts; ++h) {
+      c.local.copy(runs + size_t(l) * run + size_t(h) * bytes,
+                   call.send.ptr + size_t(t.world_of(h, l)) * bytes, bytes);
+    }
+  }
+  return c.run_local(local_call(call, Coll::kReduceScatter, LocalBuffer{runs, MemKind::kHeap},
+                                parts, MemKind::kForeign, call.count * size_t(t.hosts),
+                                kOnePhaseRoot));
+}
+
+}  // namespace
 
 Status reduce_scatter(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
   const size_t bytes = call.count * dtype_size(call.dtype);
   char* scratch = c.scratch.get(bytes * size_t(t.hosts));
   std::vector<char*> parts;
-  for (int h = 0; h < t.hosts; ++h) {
-    parts.push_back(scratch + size_t(h) * bytes);
-    const size_t range = size_t(t.world_of(h, 0)) * bytes;
-    SCL_TRY(c.run_local(local_call(call, Coll::kReduceScatter, call.send.at(range), parts.back(),
-                                   MemKind::kForeign, call.count)));
+  for (int h = 0; h < t.hosts; ++h) parts.push_back(scratch + size_t(h) * bytes);
+  if (t.per_host > 1 && bytes * size_t(c.world_ranks) <= kOnePhaseMaxBytes) {
+    SCL_TRY(reduce_locally_one_phase(c, call, bytes, scratch));
+  } else {
+    for (int h = 0; h < t.hosts; ++h) {
+      const size_t range = size_t(t.world_of(h, 0)) * bytes;
+      SCL_TRY(c.run_local(local_call(call, Coll::kReduceScatter, call.send.at(range), parts[h],
+                                     MemKind::kForeign, call.count)));
+    }
   }
   SCL_TRY(c.rail.reduce_scatter(parts, call.recv, call.count, call.dtype, summing(call.op),
                                 c.local.deadline()));

@@ -21,9 +21,9 @@
 //     every rank's call must fail within seconds, one at least with sclInvalidUsage naming the
 //     mismatch, and the parent goes on.
 //   - mismatches inside a host: local rank 1 with twice the count of an allreduce, and with H
-//     times the count of an allgather whose others fit one local phase (its first local phase
-//     then has their count); both fail on every rank, and the next call is right everywhere or
-//     fails everywhere.
+//     times the count of an allgather or a reduce-scatter whose others fit one local phase (its
+//     first local phase then has their count); each fails on every rank, and the next call is
+//     right everywhere or fails everywhere.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -207,31 +207,43 @@ void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
   tally.expect(all[0] == -all[1], info, "the second call was right on some ranks only");
 }
 
-// Within every host, local rank 1 allgathers H times the count of the others, each rail alike:
-// the others' output fits one local phase (hier/allgather.cc), rank 1's takes one per host, and
-// its first local allgather has the count of the others' one phase. The call must fail on every
-// rank, named, within seconds, and the next call be right everywhere or fail everywhere.
-void allgather_straddle_keeps_hosts_in_step(const Comm& w, Tally& tally) {
+// Within every host, local rank 1 allgathers (or reduce-scatters) H times the count of the
+// others, each rail alike: the others' buffer fits one local phase (hier/allgather.cc,
+// hier/reduce_scatter.cc), rank 1's takes one per host, and its first local step has the count
+// of the others' one phase. The call must fail on every rank, named, within seconds, and the
+// next call be right everywhere or fail everywhere.
+void straddle_keeps_hosts_in_step(const Comm& w, Tally& tally, Coll coll) {
   const char* per_env = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
   const int per = per_env ? std::atoi(per_env) : 1;
   if (per < 2) return;
-  // The largest count whose output (4-byte elements) fits one local phase: 128 KiB in all.
+  // The largest count whose whole buffer (4-byte elements) fits one local phase: 128 KiB.
   const size_t hosts = size_t(w.n / per), count = (size_t(128) << 10) / (4 * size_t(w.n));
-  const size_t big = hosts * count;
-  std::vector<int32_t> mine(big, w.rank), all(big * size_t(w.n));
+  const size_t big = hosts * count, n = size_t(w.n);
+  std::vector<int32_t> in(big * n, w.rank + 1), out(big * n);
+  const bool gather = coll == Coll::kAllGather;
   sclComm_t child = nullptr;
   MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  auto issue = [&](size_t c) {
+    return gather ? sclAllGather(in.data(), out.data(), c, sclInt32, child, nullptr)
+                  : sclReduceScatter(in.data(), out.data(), c, sclInt32, sclSum, child, nullptr);
+  };
   const double t0 = now();
-  const sclResult_t first = sclAllGather(mine.data(), all.data(), w.rank % per == 1 ? big : count,
-                                         sclInt32, child, nullptr);
+  const sclResult_t first = issue(w.rank % per == 1 ? big : count);
   const std::string first_msg = sclGetLastError(child);
-  std::fill(all.begin(), all.end(), -1);  // the first call's leftovers must not pass as output
-  const sclResult_t second = sclAllGather(mine.data(), all.data(), count, sclInt32, child, nullptr);
+  std::fill(out.begin(), out.end(), -1);  // the first call's leftovers must not pass as output
+  const sclResult_t second = issue(count);
   const double took = now() - t0;
   bool right = second == sclSuccess;
-  for (size_t i = 0; i < count * size_t(w.n) && right; ++i) right = all[i] == int32_t(i / count);
-  const CallInfo info{
-      "local straddle", sclInt32, -1, count, -1, "local rank 1 allgathers H times the count"};
+  for (size_t i = 0; i < (gather ? count * n : count) && right; ++i) {
+    right = out[i] == (gather ? int32_t(i / count) + 1 : int32_t(n * (n + 1) / 2));
+  }
+  const CallInfo info{"local straddle",
+                      sclInt32,
+                      gather ? -1 : int(sclSum),
+                      count,
+                      -1,
+                      gather ? "local rank 1 allgathers H times the count"
+                             : "local rank 1 reduce-scatters H times the count"};
   const bool named = first == sclInvalidUsage;
   tally.expect(named || first == sclRemoteError, info,
                std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
@@ -327,7 +339,8 @@ int run_hosts(int argc, char**) {
   splits(w, tally, run_on);
   mismatch_fails_everywhere(w, tally);
   local_mismatch_keeps_hosts_in_step(w, tally);
-  allgather_straddle_keeps_hosts_in_step(w, tally);
+  straddle_keeps_hosts_in_step(w, tally, Coll::kAllGather);
+  straddle_keeps_hosts_in_step(w, tally, Coll::kReduceScatter);
   run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // the parent goes on
   return finish("hosts");
 }
