@@ -11,6 +11,8 @@
 //   broadcast       the root's rail carries the buffer to every host; local broadcast there.
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
+//                   Small inputs: one local reduce-scatter of the input copied into heap
+//                   scratch as one run of H blocks per local rank.
 //   barrier         local barrier, rail 0 barrier, local barrier.
 //   alltoall        small blocks: one local step gathers, for each host, the blocks of the
 //                   host's ranks for our rail peer there; one message per rail and host pair.
@@ -78,7 +80,7 @@ struct Context {
   Scratch& scratch;
   int world_rank = 0, world_ranks = 0;
   MoeState& moe;
-  HeapScratch& packs;  // alltoall's messages to the rail peers, small allgathers' blocks
+  HeapScratch& packs;  // alltoall's packs, small allgathers' blocks, small reduce-scatters' runs
   const net::Topology& topo() const { return rail.topology(); }
   // A local step's error, with the host it happened on: its messages number ranks within the
   // host (local rank k is world rank first + k).
