@@ -26,12 +26,7 @@ Status allgather_one_phase(Context& c, const Call& call, size_t bytes) {
   SCL_TRY(
       c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{runs, MemKind::kHeap}, gathered,
                              MemKind::kHeap, call.count * size_t(t.hosts), kOnePhaseRoot)));
-  for (int l = 0; l < t.per_host; ++l) {
-    for (int h = 0; h < t.hosts; ++h) {
-      c.local.copy(call.recv + size_t(t.world_of(h, l)) * bytes,
-                   gathered + (size_t(l) * size_t(t.hosts) + size_t(h)) * bytes, bytes);
-    }
-  }
+  copy_runs(c, gathered, call.recv, bytes, false);
   return Status::Ok();
 }
 

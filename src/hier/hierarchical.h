@@ -122,6 +122,9 @@ constexpr size_t kOnePhaseMaxBytes = 128 << 10;
 // of the host whose count is H times ours takes the H phases, whose first local step has this
 // one's count, and must meet a mismatch there, not pair with it (the H-phase steps have root 0).
 constexpr int kOnePhaseRoot = 1;
+// Copies every block of `bytes` between world order (world rank r's at r * bytes) and that
+// layout (block (h, l) at (l * H + h) * bytes): into the runs, or out of them.
+void copy_runs(Context& c, const char* from, char* to, size_t bytes, bool into_runs);
 
 // A call on this host's ranks, with the world call's dtype and op (an average sums).
 Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemKind recv_kind,

@@ -18,12 +18,7 @@ Status reduce_locally_one_phase(Context& c, const Call& call, size_t bytes, char
   const net::Topology& t = c.topo();
   const size_t run = size_t(t.hosts) * bytes;
   SCL_ASSIGN_OR_RETURN(char* runs, c.packs.get(run * size_t(t.per_host)));
-  for (int l = 0; l < t.per_host; ++l) {
-    for (int h = 0; h < t.hosts; ++h) {
-      c.local.copy(runs + size_t(l) * run + size_t(h) * bytes,
-                   call.send.ptr + size_t(t.world_of(h, l)) * bytes, bytes);
-    }
-  }
+  copy_runs(c, call.send.ptr, runs, bytes, true);
   return c.run_local(local_call(call, Coll::kReduceScatter, LocalBuffer{runs, MemKind::kHeap},
                                 parts, MemKind::kForeign, call.count * size_t(t.hosts),
                                 kOnePhaseRoot));
