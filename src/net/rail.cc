@@ -1,5 +1,7 @@
 #include "net/rail.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -112,6 +114,18 @@ Status Rail::run_tagged(std::span<Transfer> batch, const Deadline& d) {
 }
 
 Rail::~Rail() { release_scratch(); }
+
+int Rail::chain_segments(size_t bytes) const {
+  const int H = topo_.hosts;
+  if (H < 3) return 0;  // two hosts: the chain is the flat broadcast with more batches
+  // In units of a message's fixed cost, with x = bytes / kChainBytesPerMessageCost: the flat
+  // broadcast takes (H - 1) x + 1 (the root's link sends H - 1 copies), the chain of S segments
+  // (S + H - 2)(1 + x / S), least at S = sqrt((H - 2) x).
+  const double x = double(bytes) / double(kChainBytesPerMessageCost);
+  const int S = std::clamp(int(std::lround(std::sqrt((H - 2) * x))), 2, kChainMaxSegments);
+  const double flat = (H - 1) * x + 1, chain = (S + H - 2) * (1 + x / S);
+  return chain < flat && size_t(S) <= bytes ? S : 0;
+}
 
 bool Rail::one_sided(size_t bytes) const {
   return one_sided_min_ >= 0 && bytes >= uint64_t(one_sided_min_);
@@ -347,6 +361,9 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
 }
 
 Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d) {
+  if (const int segments = chain_segments(bytes); segments > 0) {
+    return broadcast_chain(buf, bytes, root, segments, d);
+  }
   std::vector<Transfer> batch;
   if (topo_.host == root) {
     for (int h = 0; h < topo_.hosts; ++h) {
@@ -356,6 +373,28 @@ Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d) {
     batch.push_back(recv_from(peer(root), buf, bytes));
   }
   return run(batch, d, one_sided(bytes));
+}
+
+Status Rail::broadcast_chain(char* buf, size_t bytes, int root, int segments, const Deadline& d) {
+  const int H = topo_.hosts, h = topo_.host, at = (h - root + H) % H;  // our place in the chain
+  const Chunks seg{buf, bytes, 1, segments};
+  const bool os = one_sided(seg.bytes(0));  // the smallest segment: the same on every rank
+  const int next = peer((h + 1) % H), prev = peer((h + H - 1) % H);
+  // Batch s: segment s - at goes on to the next host while segment s - at + 1 comes in from the
+  // previous one. The message of segment j between places q and q + 1 is batch j + q on both
+  // ends, so every host runs the same S + H - 2 batches and their numbers line up.
+  for (int s = 0; s + 2 < seg.parts + H; ++s) {
+    Transfer batch[2];
+    size_t n = 0;
+    if (const int out = s - at; at + 1 < H && out >= 0 && out < seg.parts) {
+      batch[n++] = send_to(next, seg.at(out), seg.bytes(out));
+    }
+    if (const int in = s - at + 1; at > 0 && in >= 0 && in < seg.parts) {
+      batch[n++] = recv_from(prev, seg.at(in), seg.bytes(in));
+    }
+    SCL_TRY(run(std::span(batch, n), d, os));
+  }
+  return Status::Ok();
 }
 
 Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,

@@ -3,7 +3,8 @@
 //     shard and tail boundaries (0, 1, L-1 .. L+1, odd sizes, 1Mi+3), every root, heap and
 //     malloc buffers, in place and out of place; every element and guard checked bitwise; small
 //     allreduces split over the rails (16384 and 6001 elements); scatter-gather over 4 hosts
-//     and more (65537 and 65538 elements).
+//     and more (65537 and 65538 elements); broadcasts down the chain of hosts (1 and 3 MiB and
+//     a few bytes, from every host).
 //     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
@@ -325,6 +326,18 @@ int run_hosts(int argc, char**) {
   const size_t big = (size_t(1) << 20) + 3;
   run(Coll::kAllReduce, sclInt32, sclSum, big, -1);
   run(Coll::kBroadcast, sclFloat32, -1, big, w.n - 1);
+  // From 3 hosts a large broadcast goes down a chain of hosts in segments (net/rail.h): 3, 5
+  // and, for the 4 MiB + 12 above, 6 at 3 hosts; 4, 7 and 8 at 4; 6, 10 and 11 at 6. Sizes that
+  // do not divide into them, from the first and last rank of every host.
+  const char* per_text = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
+  const int per_host = per_text ? std::atoi(per_text) : 1;
+  for (size_t count : {(size_t(1) << 20) + 3, (size_t(3) << 20) + 1}) {
+    for (int root = 0; root < w.n; ++root) {
+      if (root % per_host == 0 || root % per_host == per_host - 1) {
+        run(Coll::kBroadcast, sclUint8, -1, count, root);
+      }
+    }
+  }
   run(Coll::kReduce, sclInt32, sclSum, big, 0);
   run(Coll::kAllGather, sclFloat32, -1, big / n, -1);
   run(Coll::kReduceScatter, sclInt32, sclSum, big / n, -1);
