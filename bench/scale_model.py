@@ -40,6 +40,8 @@ ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send
 SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: scatter-gather, not the ring,
 SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxRoundBytes
 ONE_PHASE_MAX = 128 << 10    # hier's kOnePhaseMaxBytes: allgather, reduce-scatter in one local phase
+CHAIN_MSG_BYTES = 128 << 10  # net::Rail::kChainBytesPerMessageCost: chain or flat broadcast
+CHAIN_MAX_SEGMENTS = 1024    # net::Rail::kChainMaxSegments
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"
@@ -76,6 +78,16 @@ class Fabric:
 
 def us(nbytes, gbs):
     return nbytes / (gbs * 1e3) if gbs != math.inf else 0.0
+
+
+def chain_segments(S, H):
+    """net::Rail::chain_segments: the segments of a broadcast down the chain of hosts, or 0
+    where the flat one (the root's rail sends H - 1 copies) costs less."""
+    if H < 3:
+        return 0
+    x = S / CHAIN_MSG_BYTES
+    n = min(CHAIN_MAX_SEGMENTS, max(2, math.floor(math.sqrt((H - 2) * x) + 0.5)))
+    return n if (n + H - 2) * (1 + x / n) < (H - 1) * x + 1 and n <= S else 0
 
 
 def strata(coll, S, H, L, f):
@@ -174,7 +186,12 @@ def strata(coll, S, H, L, f):
         rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, 0)  # a message per remote rank
     elif coll == "broadcast":
         copy(S, 1)  # the root, out of place
-        rnd(H - 1, (H - 1) * S, (H - 1) * S, 1, S)  # flat: the root's rail sends H - 1 copies
+        n = chain_segments(S, H)
+        if n:  # down the chain of hosts: per batch, a segment on and the next one in
+            for _ in range(n + H - 2):
+                rnd(2, S / n, (H - 1) * S / n, 1, S / n)
+        else:  # flat: the root's rail sends H - 1 copies
+            rnd(H - 1, (H - 1) * S, (H - 1) * S, 1, S)
         if L > 1:
             local("broadcast", S)
     return t
@@ -449,7 +466,13 @@ def main():
     report(rows, cal, out)
     import scale_predict  # the larger machines (beside this file)
     out.append("")
-    scale_predict.report(cal, local, a.excess_from, out, a.o_us)
+    # The intra-host step: the fastest repeat of the 2-rank allreduces of 8-512 B. A launch's small
+    # calls run in one of two states (docs/PERFORMANCE.md, "Small calls' launch states"): 512 B
+    # took 0.79-0.84 µs in the fast one and 2.2-2.4 µs in the other, which held 4 of 5 launches of
+    # one set; each rank on a core of its own, as predicted here, is the fast one.
+    two = load(runs[2])[1]
+    step = min(t for s in (8, 64, 512) for t in two[("allreduce", s)])
+    scale_predict.report(cal, step, a.excess_from, out, a.o_us)
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)
     with open(a.out, "w") as fh:

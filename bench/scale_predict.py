@@ -131,12 +131,10 @@ def per_message(path):
     return (small("stratacl-heap") - small("openmpi")) / 2
 
 
-def report(cal, local, excess_path, out, o_override=None):
+def report(cal, lam, excess_path, out, o_override=None):
+    """lam: the intra-host step, µs (scale_model.py: the fastest 2-rank allreduce of 8-512 B)."""
     excess = per_message(excess_path)
     o = o_override if o_override is not None else excess + VERBS_US
-    # The fastest of the 2-rank allreduces of 8-512 B: a launch's first rows are sometimes slow
-    # (8 B took 0.66, 1.81 and 6.2 µs in three sets whose 512 B took 0.79-0.80 µs).
-    lam = min(local("allreduce", s, 2) for s in (8, 64, 512))
     out.append(f"Predictions, {PER_HOST} ranks per host; every library on the same cost model. "
                f"o = {o:.2f} us per message ({'given' if o_override is not None else 'measured'}"
                f"{'' if o_override is not None else f': StrataCL excess over Open MPI per message at 2x1 {excess:.2f} us + verbs {VERBS_US} us'}); "
