@@ -87,7 +87,7 @@ def chain_segments(S, H):
         return 0
     x = S / CHAIN_MSG_BYTES
     n = min(CHAIN_MAX_SEGMENTS, max(2, math.floor(math.sqrt((H - 2) * x) + 0.5)))
-    return n if (n + H - 2) * (1 + x / n) < (H - 1) * x + 1 and n <= S else 0
+    return n if (n + H - 2) * (n + x) < n * ((H - 1) * x + 1) and n <= S else 0
 
 
 def strata(coll, S, H, L, f):
@@ -188,8 +188,9 @@ def strata(coll, S, H, L, f):
         copy(S, 1)  # the root, out of place
         n = chain_segments(S, H)
         if n:  # down the chain of hosts: per batch, a segment on and the next one in
-            for _ in range(n + H - 2):
-                rnd(2, S / n, (H - 1) * S / n, 1, S / n)
+            for r in range(n + H - 2):  # places q send segment r - q, where 0 <= r - q < n
+                senders = min(r, H - 2) - max(0, r - n + 1) + 1
+                rnd(2, S / n, senders * S / n, 1, S / n)
         else:  # flat: the root's rail sends H - 1 copies
             rnd(H - 1, (H - 1) * S, (H - 1) * S, 1, S)
         if L > 1:

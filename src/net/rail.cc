@@ -115,16 +115,18 @@ Status Rail::run_tagged(std::span<Transfer> batch, const Deadline& d) {
 
 Rail::~Rail() { release_scratch(); }
 
-int Rail::chain_segments(size_t bytes) const {
-  const int H = topo_.hosts;
+int Rail::chain_segments(int hosts, size_t bytes) {
+  const int H = hosts;
   if (H < 3) return 0;  // two hosts: the chain is the flat broadcast with more batches
   // In units of a message's fixed cost, with x = bytes / kChainBytesPerMessageCost: the flat
   // broadcast takes (H - 1) x + 1 (the root's link sends H - 1 copies), the chain of S segments
-  // (S + H - 2)(1 + x / S), least at S = sqrt((H - 2) x).
+  // (S + H - 2)(1 + x / S), least at S = sqrt((H - 2) x). Both compared times S: every term is
+  // then exact (x has a power of two below it), so every rank decides alike.
   const double x = double(bytes) / double(kChainBytesPerMessageCost);
-  const int S = std::clamp(int(std::lround(std::sqrt((H - 2) * x))), 2, kChainMaxSegments);
-  const double flat = (H - 1) * x + 1, chain = (S + H - 2) * (1 + x / S);
-  return chain < flat && size_t(S) <= bytes ? S : 0;
+  const double best = std::round(std::sqrt((H - 2) * x));
+  const int S = int(std::clamp(best, 2.0, double(kChainMaxSegments)));
+  const bool cheaper = (S + H - 2) * (S + x) < S * ((H - 1) * x + 1);
+  return cheaper && size_t(S) <= bytes ? S : 0;
 }
 
 bool Rail::one_sided(size_t bytes) const {
@@ -361,7 +363,7 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
 }
 
 Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d) {
-  if (const int segments = chain_segments(bytes); segments > 0) {
+  if (const int segments = chain_segments(topo_.hosts, bytes); segments > 0) {
     return broadcast_chain(buf, bytes, root, segments, d);
   }
   std::vector<Transfer> batch;

@@ -38,11 +38,15 @@ class Rail {
   static constexpr size_t kScatterGatherMaxRoundBytes = 192 << 10;
   // A broadcast goes down a chain of hosts from the root in segments, each host passing one on
   // while the next comes in, where that costs less than the flat one's H - 1 copies from the
-  // root (chain_segments()). The cost of a message, as bytes a link moves meanwhile (α·β: its
-  // latency, a clear-to-send's round trip, a batch's progress calls): about 128 KiB both here
-  // (tens of µs at 2-3 GB/s) and on 100 Gb/s RDMA (5 µs at 12.5 GB/s).
+  // root (chain_segments()). The fixed cost of a message (its latency, a clear-to-send's round
+  // trip, a batch's progress calls), as the bytes a link moves meanwhile (α·β): 128 KiB, between
+  // 100 Gb/s RDMA's (about 60 KB: 5 µs at 12.5 GB/s) and 400 Gb/s's (about 250 KB). The choice
+  // is not sharp there: S is a square root, and the cost near its least is flat.
   static constexpr size_t kChainBytesPerMessageCost = 128 << 10;
   static constexpr int kChainMaxSegments = 1024;
+  // The chain's segment count for a broadcast of `bytes` over `hosts` hosts, or 0 where the flat
+  // broadcast costs less: above 512 KiB at 3 hosts, 384 KiB at 4, 288 KiB at 6.
+  static int chain_segments(int hosts, size_t bytes);
   // `call_name` names a call kind of begin() in errors.
   Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
        const char* (*call_name)(uint32_t kind));
@@ -131,8 +135,6 @@ class Rail {
   Status allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                             const Deadline& d);
   Status allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d);
-  // The chain's segment count for `bytes`, or 0 where the flat broadcast costs less.
-  int chain_segments(size_t bytes) const;
   Status broadcast_chain(char* buf, size_t bytes, int root, int segments, const Deadline& d);
   // Recursive doubling: from set_doubling_min_hosts() on, for a power of two only. Other counts
   // would fold the hosts beyond the power of two in and out, a first round in which some hosts

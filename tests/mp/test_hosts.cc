@@ -3,8 +3,8 @@
 //     shard and tail boundaries (0, 1, L-1 .. L+1, odd sizes, 1Mi+3), every root, heap and
 //     malloc buffers, in place and out of place; every element and guard checked bitwise; small
 //     allreduces split over the rails (16384 and 6001 elements); scatter-gather over 4 hosts
-//     and more (65537 and 65538 elements); broadcasts down the chain of hosts (1 and 3 MiB and
-//     a few bytes, from every host).
+//     and more (65537 and 65538 elements); broadcasts down the chain of hosts and beside it
+//     (384 KiB-3 MiB, from every host).
 //     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
@@ -326,12 +326,17 @@ int run_hosts(int argc, char**) {
   const size_t big = (size_t(1) << 20) + 3;
   run(Coll::kAllReduce, sclInt32, sclSum, big, -1);
   run(Coll::kBroadcast, sclFloat32, -1, big, w.n - 1);
-  // From 3 hosts a large broadcast goes down a chain of hosts in segments (net/rail.h): 3, 5
-  // and, for the 4 MiB + 12 above, 6 at 3 hosts; 4, 7 and 8 at 4; 6, 10 and 11 at 6. Sizes that
-  // do not divide into them, from the first and last rank of every host.
+  // From 3 hosts a large broadcast goes down a chain of hosts in segments where that costs less
+  // than the flat one (Rail::chain_segments; the unit tests check its counts). Segments at 3, 4
+  // and 6 hosts: 384 KiB + 1 flat, 2, 3; 512 KiB flat (a tie), 3, 4; 512 KiB + 5 2, 3, 4;
+  // 1 MiB + 3 3, 4, 6; 3 MiB + 1 5, 7, 10 (and the 4 MiB + 12 above 6, 8, 11). Below the
+  // default one-sided threshold (256 KiB) segments go as messages: the three smaller sizes at 4
+  // and 6 hosts, 1 MiB + 3 at 6. Sizes that do not divide, from the first and last rank of each
+  // host.
   const char* per_text = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
   const int per_host = per_text ? std::atoi(per_text) : 1;
-  for (size_t count : {(size_t(1) << 20) + 3, (size_t(3) << 20) + 1}) {
+  for (size_t count : {(size_t(384) << 10) + 1, size_t(512) << 10, (size_t(512) << 10) + 5,
+                       (size_t(1) << 20) + 3, (size_t(3) << 20) + 1}) {
     for (int root = 0; root < w.n; ++root) {
       if (root % per_host == 0 || root % per_host == per_host - 1) {
         run(Coll::kBroadcast, sclUint8, -1, count, root);

@@ -1,6 +1,7 @@
 // The network layer on its own: the topology rules, and one real libfabric endpoint sending to
 // itself (tagged messages, deadlines, registrations of heap memory); two heartbeats in one
-// process, watching each other; the rxm settings chosen for tcp.
+// process, watching each other; the rxm settings chosen for tcp; the rail broadcast's choice of
+// the chain of hosts.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "net/endpoint.h"
 #include "net/heartbeat.h"
 #include "net/provider.h"
+#include "net/rail.h"
 #include "net/topology.h"
 
 using namespace stratacl;
@@ -34,6 +36,33 @@ TEST(Topology, HostsHoldConsecutiveRanksAlike) {
   Result<Topology> interleaved = Topology::of({1, 2, 1, 2}, 0);
   ASSERT_FALSE(interleaved.ok());
   EXPECT_NE(interleaved.status().message().find("rank 1 is not numbered"), std::string::npos);
+}
+
+// Rail::chain_segments: the chain where its cost model beats the flat broadcast, never at 2 hosts;
+// at a tie, flat. The sizes the hosts test broadcasts (tests/mp/test_hosts.cc) take the counts
+// its comment names; bench/scale_model.py applies the same rule.
+TEST(Rail, BroadcastsDownTheChainOfHostsWhereItCostsLess) {
+  EXPECT_EQ(Rail::chain_segments(2, size_t(1) << 30), 0);
+  EXPECT_EQ(Rail::chain_segments(3, 512 << 10), 0);
+  EXPECT_EQ(Rail::chain_segments(3, (512 << 10) + 1), 2);
+  EXPECT_EQ(Rail::chain_segments(4, 384 << 10), 0);
+  EXPECT_EQ(Rail::chain_segments(4, (384 << 10) + 1), 2);
+  EXPECT_EQ(Rail::chain_segments(6, 288 << 10), 0);
+  EXPECT_EQ(Rail::chain_segments(6, (288 << 10) + 1), 3);
+  const size_t sizes[] = {(size_t(1) << 20) + 3, (size_t(3) << 20) + 1, (size_t(4) << 20) + 12};
+  const int want[3][3] = {{3, 5, 6}, {4, 7, 8}, {6, 10, 11}};
+  const int hosts[] = {3, 4, 6};
+  for (int h = 0; h < 3; ++h) {
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(Rail::chain_segments(hosts[h], sizes[k]), want[h][k])
+          << hosts[h] << " hosts, " << sizes[k] << " bytes";
+    }
+  }
+  EXPECT_EQ(Rail::chain_segments(3, 16 << 20), 11);
+  EXPECT_EQ(Rail::chain_segments(4, 16 << 20), 16);
+  EXPECT_EQ(Rail::chain_segments(48, 168 << 10), 0);
+  EXPECT_EQ(Rail::chain_segments(48, 169 << 10), 8);
+  EXPECT_EQ(Rail::chain_segments(48, size_t(1) << 40), Rail::kChainMaxSegments);
 }
 
 namespace {
