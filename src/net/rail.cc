@@ -120,8 +120,8 @@ int Rail::chain_segments(int hosts, size_t bytes) {
   if (H < 3) return 0;  // two hosts: the chain is the flat broadcast with more batches
   // In units of a message's fixed cost, with x = bytes / kChainBytesPerMessageCost: the flat
   // broadcast takes (H - 1) x + 1 (the root's link sends H - 1 copies), the chain of S segments
-  // (S + H - 2)(1 + x / S), least at S = sqrt((H - 2) x). Both compared times S: every term is
-  // then exact (x has a power of two below it), so every rank decides alike.
+  // (S + H - 2)(1 + x / S), least at S = sqrt((H - 2) x). Both are compared times S, where every
+  // term is exact (x is the size over a power of two), so every rank decides alike.
   const double x = double(bytes) / double(kChainBytesPerMessageCost);
   const double best = std::round(std::sqrt((H - 2) * x));
   const int S = int(std::clamp(best, 2.0, double(kChainMaxSegments)));

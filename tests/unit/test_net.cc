@@ -49,11 +49,12 @@ TEST(Rail, BroadcastsDownTheChainOfHostsWhereItCostsLess) {
   EXPECT_EQ(Rail::chain_segments(4, (384 << 10) + 1), 2);
   EXPECT_EQ(Rail::chain_segments(6, 288 << 10), 0);
   EXPECT_EQ(Rail::chain_segments(6, (288 << 10) + 1), 3);
-  const size_t sizes[] = {(size_t(1) << 20) + 3, (size_t(3) << 20) + 1, (size_t(4) << 20) + 12};
-  const int want[3][3] = {{3, 5, 6}, {4, 7, 8}, {6, 10, 11}};
+  const size_t sizes[] = {(size_t(384) << 10) + 1, size_t(512) << 10,     (size_t(512) << 10) + 5,
+                          (size_t(1) << 20) + 3,   (size_t(3) << 20) + 1, (size_t(4) << 20) + 12};
+  const int want[3][6] = {{0, 0, 2, 3, 5, 6}, {2, 3, 3, 4, 7, 8}, {3, 4, 4, 6, 10, 11}};
   const int hosts[] = {3, 4, 6};
   for (int h = 0; h < 3; ++h) {
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < 6; ++k) {
       EXPECT_EQ(Rail::chain_segments(hosts[h], sizes[k]), want[h][k])
           << hosts[h] << " hosts, " << sizes[k] << " bytes";
     }
