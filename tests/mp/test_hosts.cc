@@ -48,6 +48,12 @@ const Placement kPlacements[] = {
     {"malloc+1", Mem::kMalloc, 0, Mem::kMalloc, 1, true},
 };
 
+// The ranks on each host: stratarun --netns sets STRATACL_LOCAL_WORLD_SIZE (1 without it).
+int ranks_per_host() {
+  const char* per = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
+  return per ? std::atoi(per) : 1;
+}
+
 void float_sum_is_deterministic(const Comm& w, Tally& tally, size_t count, uint64_t seed) {
   std::vector<float> in(count), out(count), want(count);
   ref::fill_input(in.data(), sclFloat32, ref::Kind::kSum, seed, w.rank, 0, count);
@@ -85,8 +91,7 @@ void late_rank_holds_the_barrier(const Comm& w, Tally& tally) {
 // hosts must hold consecutive ranks; the parent goes on).
 template <typename RunOn>
 void splits(const Comm& w, Tally& tally, RunOn&& run_on) {
-  const char* per = std::getenv("STRATACL_LOCAL_WORLD_SIZE");  // stratarun --netns sets it
-  const int per_host = per ? std::atoi(per) : 1;
+  const int per_host = ranks_per_host();
   const int hosts = w.n / per_host, local = w.rank % per_host;
   const struct {
     const char* name;
@@ -115,8 +120,7 @@ void splits(const Comm& w, Tally& tally, RunOn&& run_on) {
 }
 
 void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
-  const char* per_text = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
-  const int per = per_text ? std::atoi(per_text) : 1, hosts = w.n / per;
+  const int per = ranks_per_host(), hosts = w.n / per;
   const bool host0 = w.rank < per;
   // "halves": the first half of the hosts allreduces, the other half allgathers. From 4 hosts
   // the allreduce goes by recursive doubling, whose second round meets the allgather's hosts
@@ -180,8 +184,7 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
 // matched call after it is right everywhere or fails everywhere, never right nowhere but
 // "successful" somewhere.
 void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
-  const char* per_env = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
-  const int per = per_env ? std::atoi(per_env) : 1;
+  const int per = ranks_per_host();
   if (per < 2) return;  // a lone rank has no local phase to fail in
   const size_t count = 1000;
   std::vector<int32_t> buf(2 * count, 1);
@@ -214,8 +217,7 @@ void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
 // of the others' one phase. The call must fail on every rank, named, within seconds, and the
 // next call be right everywhere or fail everywhere.
 void straddle_keeps_hosts_in_step(const Comm& w, Tally& tally, Coll coll) {
-  const char* per_env = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
-  const int per = per_env ? std::atoi(per_env) : 1;
+  const int per = ranks_per_host();
   if (per < 2) return;
   // The largest count whose whole buffer (4-byte elements) fits one local phase: 128 KiB.
   const size_t hosts = size_t(w.n / per), count = (size_t(128) << 10) / (4 * size_t(w.n));
@@ -333,8 +335,7 @@ int run_hosts(int argc, char**) {
   // default one-sided threshold (256 KiB) segments go as messages: the three smaller sizes at 4
   // and 6 hosts, 1 MiB + 3 at 6. Sizes that do not divide, from the first and last rank of each
   // host.
-  const char* per_text = std::getenv("STRATACL_LOCAL_WORLD_SIZE");
-  const int per_host = per_text ? std::atoi(per_text) : 1;
+  const int per_host = ranks_per_host();
   for (size_t count : {(size_t(384) << 10) + 1, size_t(512) << 10, (size_t(512) << 10) + 5,
                        (size_t(1) << 20) + 3, (size_t(3) << 20) + 1}) {
     for (int root = 0; root < w.n; ++root) {
