@@ -1,10 +1,44 @@
-// Hierarchical broadcast (hierarchical.h): the root's rail carries the buffer to every host,
-// then each host broadcasts it from the rank with the root's local index.
+// Hierarchical broadcast (hierarchical.h). A large buffer is split over the rails: the root's
+// host scatters it, block l to local rank l; every rail broadcasts its block (or, where the
+// count leaves a tail of fewer than L elements, the root's rail also carries the tail); then
+// every host allgathers the blocks in place (and broadcasts the tail from the root's local
+// index). The host's L links carry 1/L of the buffer each, in parallel, and the local copies are
+// the same bytes as one local broadcast's, spread over every rank. Smaller ones: the root's rail
+// carries the whole buffer, then each host broadcasts it from the rank with the root's local
+// index.
 #include "coll/algorithms.h"
 #include "core/dtype.h"
 #include "hier/hierarchical.h"
 
 namespace stratacl::hier {
+namespace {
+
+Status broadcast_by_rails(Context& c, const Call& call, int root_host, int root_local) {
+  const net::Topology& t = c.topo();
+  const size_t es = dtype_size(call.dtype), per_host = size_t(t.per_host);
+  const size_t block = call.count / per_host, tail = call.count - block * per_host;
+  char* mine = call.recv + size_t(t.local) * block * es;
+  char* tail_at = call.recv + per_host * block * es;
+  const LocalBuffer all{call.recv, call.recv_kind};
+  if (t.host == root_host) {
+    SCL_TRY(c.run_local(
+        local_call(call, Coll::kScatter, all, mine, call.recv_kind, block, root_local)));
+  }
+  SCL_TRY(c.rail.broadcast(mine, block * es, root_host, c.local.deadline()));
+  if (tail && t.local == root_local)
+    SCL_TRY(c.rail.broadcast(tail_at, tail * es, root_host, c.local.deadline()));
+  SCL_TRY(c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind},
+                                 call.recv, call.recv_kind, block)));
+  if (!tail) return Status::Ok();
+  return c.run_local(local_call(call, Coll::kBroadcast, LocalBuffer{tail_at, call.recv_kind},
+                                tail_at, call.recv_kind, tail, root_local));
+}
+
+}  // namespace
+
+bool broadcast_splits(const net::Topology& t, size_t count, size_t element_bytes) {
+  return t.per_host > 1 && count / size_t(t.per_host) * element_bytes >= kSplitBroadcastMinBlock;
+}
 
 Status broadcast(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
@@ -13,6 +47,8 @@ Status broadcast(Context& c, const Call& call) {
   if (c.world_rank == call.root && call.send.ptr != call.recv) {
     c.local.copy(call.recv, call.send.ptr, bytes);
   }
+  if (broadcast_splits(t, call.count, dtype_size(call.dtype)))
+    return broadcast_by_rails(c, call, root_host, root_local);
   if (t.local == root_local)
     SCL_TRY(c.rail.broadcast(call.recv, bytes, root_host, c.local.deadline()));
   return c.run_local(local_call(call, Coll::kBroadcast, LocalBuffer{call.recv, call.recv_kind},

@@ -8,7 +8,9 @@
 //   allgather       each rank's block goes along its rail; then one local allgather per host,
 //                   or, for small outputs, one local allgather of the rail's blocks, side by side
 //                   in heap scratch, and a copy into world order.
-//   broadcast       the root's rail carries the buffer to every host; local broadcast there.
+//   broadcast       large buffers split over the rails: a local scatter on the root's host,
+//                   every rail broadcasts its block, one local allgather per host. Smaller
+//                   ones: the root's rail carries the buffer to every host; local broadcast there.
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
 //                   Small inputs: one local reduce-scatter of the input copied into heap
@@ -122,6 +124,17 @@ constexpr size_t kOnePhaseMaxBytes = 128 << 10;
 // of the host whose count is H times ours takes the H phases, whose first local step has this
 // one's count, and must meet a mismatch there, not pair with it (the H-phase steps have root 0).
 constexpr int kOnePhaseRoot = 1;
+// A broadcast splits over the rails (hier/broadcast.cc) where each rail's block is at least
+// this. The split adds a message on every rail and a local phase (the root host's scatter). Where
+// each local rank has a link of its own, it saves (L - 1) / L of the buffer's time on the wire,
+// at least the added message's cost from a block of the bytes a link moves meanwhile
+// (net::Rail::kChainBytesPerMessageCost). It also spreads the receiving hosts' copies over all
+// their ranks. Here, with every link on the same 2 cores, it paid from blocks of 128 KiB and lost
+// at 16-32 KiB (docs/PERFORMANCE.md, "Broadcast split over the rails").
+constexpr size_t kSplitBroadcastMinBlock = net::Rail::kChainBytesPerMessageCost;
+// Whether a broadcast of `count` elements splits over the rails (alike on every rank).
+bool broadcast_splits(const net::Topology& t, size_t count, size_t element_bytes);
+
 // Copies every block of `bytes` between world order (world rank r's at r * bytes) and that
 // layout (block (h, l) at (l * H + h) * bytes): into the runs, or out of them.
 void copy_runs(Context& c, const char* from, char* to, size_t bytes, bool into_runs);

@@ -4,7 +4,7 @@
 //     malloc buffers, in place and out of place; every element and guard checked bitwise; small
 //     allreduces split over the rails (16384 and 6001 elements); scatter-gather over 4 hosts
 //     and more (65537 and 65538 elements); broadcasts down the chain of hosts and beside it
-//     (384 KiB-3 MiB, from every host).
+//     (384 KiB-3 MiB, from every host), split over the rails from blocks of 128 KiB.
 //     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
@@ -334,7 +334,10 @@ int run_hosts(int argc, char**) {
   // 1 MiB + 3 3, 4, 6; 3 MiB + 1 5, 7, 10 (and the 4 MiB + 12 above 6, 8, 11). Below the
   // default one-sided threshold (256 KiB) segments go as messages: the three smaller sizes at 4
   // and 6 hosts, 1 MiB + 3 at 6. Sizes that do not divide, from the first and last rank of each
-  // host.
+  // host. With several ranks per host they split over the rails where a rail's block is at least
+  // 128 KiB (hier::broadcast_splits): all five at 2 ranks per host, each rail's chain at 3x2
+  // taking the block's segments (1 MiB + 3: 2), and at 4 ranks per host all but the first (no
+  // tail at 512 KiB, tails of 1-3 elements after the others).
   const int per_host = ranks_per_host();
   for (size_t count : {(size_t(384) << 10) + 1, size_t(512) << 10, (size_t(512) << 10) + 5,
                        (size_t(1) << 20) + 3, (size_t(3) << 20) + 1}) {
