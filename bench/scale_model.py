@@ -42,6 +42,7 @@ SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxR
 ONE_PHASE_MAX = 128 << 10    # hier's kOnePhaseMaxBytes: allgather, reduce-scatter in one local phase
 CHAIN_MSG_BYTES = 128 << 10  # net::Rail::kChainBytesPerMessageCost: chain or flat broadcast
 CHAIN_MAX_SEGMENTS = 1024    # net::Rail::kChainMaxSegments
+SPLIT_BCAST_MIN_BLOCK = 128 << 10  # hier's kSplitBroadcastMinBlock: broadcast split over rails
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"
@@ -53,14 +54,16 @@ RUNS = os.path.join(RESULTS, "scale-model-runs")  # the same-day measurement set
 class Fabric:
     """One kind of machine. alpha: µs per network round (wire latency); o: µs of CPU per
     message a rank posts or completes; beta_host: GB/s a host sends (one direction) over its
-    link(s); beta_shared: GB/s all hosts together move (the testbed, whose hosts share 2
+    link(s); beta_rank: GB/s one rank sends (a device's own link; a CPU host's ranks share
+    one NIC, which any of them can fill); beta_shared: GB/s all hosts together move (the testbed, whose hosts share 2
     cores); cores: cores per contention domain (the machine on the testbed, else a host);
     mem: GB/s one rank copies; local(coll, size, L): µs of an uncontended single-host call."""
 
     def __init__(self, name, alpha, o, beta_host=math.inf, beta_shared=math.inf, cores=1,
-                 shared_cpu=False, mem=19.4, local=None, lam=0.0, beta_loc=math.inf, tau=0.0):
+                 shared_cpu=False, mem=19.4, local=None, lam=0.0, beta_loc=math.inf, tau=0.0,
+                 beta_rank=math.inf):
         self.name, self.alpha, self.o, self.tau = name, alpha, o, tau
-        self.beta_host, self.beta_shared = beta_host, beta_shared
+        self.beta_host, self.beta_shared, self.beta_rank = beta_host, beta_shared, beta_rank
         self.cores, self.shared_cpu, self.mem, self.local = cores, shared_cpu, mem, local
         self.lam, self.beta_loc = lam, beta_loc  # intra-host step (µs) and rate, peers' models
 
@@ -104,9 +107,11 @@ def strata(coll, S, H, L, f):
         t["turns"] += f.tau * (f.crowd(H, act) - 1)
 
     def rnd(msgs, host, total, act, xfer):  # one network round; msgs: the busiest rank's
+        # host: bytes the busiest host sends, spread over its act sending ranks; total: all hosts'
         t["alpha"] += f.alpha * (2 if xfer >= ONE_SIDED_MIN else 1)
         t["msgs"] += f.o * msgs * f.crowd(H, act)
-        t["wire"] += max(us(host, f.beta_host), us(total, f.beta_shared))
+        t["wire"] += max(us(host, f.beta_host), us(host / act, f.beta_rank),
+                         us(total, f.beta_shared))
         turn(act)
 
     def local(c, size):
@@ -185,16 +190,25 @@ def strata(coll, S, H, L, f):
         local("alltoall", L * b) if L > 1 else copy(b, 1)
         rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, 0)  # a message per remote rank
     elif coll == "broadcast":
+        # hier/broadcast.cc: from blocks of SPLIT_BCAST_MIN_BLOCK, split over the rails (the
+        # root's host scatters, each rail broadcasts its block, every host allgathers); below,
+        # the root's rail carries S and each host broadcasts it. The rails go down the chain of
+        # hosts where net::Rail::chain_segments says so for S, in its segment count, else flat.
         copy(S, 1)  # the root, out of place
-        n = chain_segments(S, H)
+        split = L > 1 and S / L >= SPLIT_BCAST_MIN_BLOCK
+        x, act = (S / L, L) if split else (S, 1)
+        if split:  # the scatter, on the root's host only: each rank copies its block
+            t["mem"] += us(x, f.mem) * f.crowd(1, L)
+            turn(L)
+        n = chain_segments(S, H)  # the whole buffer's: the rails share the host's link
         if n:  # down the chain of hosts: per batch, a segment on and the next one in
             for r in range(n + H - 2):  # places q send segment r - q, where 0 <= r - q < n
                 senders = min(r, H - 2) - max(0, r - n + 1) + 1
-                rnd(2, S / n, senders * S / n, 1, S / n)
-        else:  # flat: the root's rail sends H - 1 copies
-            rnd(H - 1, (H - 1) * S, (H - 1) * S, 1, S)
+                rnd(2, act * x / n, senders * act * x / n, act, x / n)
+        else:  # flat: the root's rails send H - 1 copies
+            rnd(H - 1, (H - 1) * S, (H - 1) * S, act, x)
         if L > 1:
-            local("broadcast", S)
+            local("allgather" if split else "broadcast", S)
     return t
 
 

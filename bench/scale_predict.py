@@ -21,10 +21,13 @@ ROCE_US = 3.0      # assumed one-way RoCE latency through a switch (published: 2
 
 def fabric_local(lam, rate):
     """A single-host call on L ranks where we measured none: a synchronisation step per
-    doubling of L, plus the memory traffic of bench/compare_report.py's model at `rate`."""
+    doubling of L, plus the memory traffic of bench/compare_report.py's model at `rate`, but
+    for allgather and alltoall, whose ranks read and write only the L - 1 blocks of others."""
     def local(coll, S, L):
         traffic = {"allreduce": S + S / L + 2 * (L - 1) * S / L,
-                   "reduce_scatter": S + S / L}.get(coll, 2 * S)
+                   "reduce_scatter": S + S / L,
+                   "allgather": 2 * (L - 1) * S / L,
+                   "alltoall": 2 * (L - 1) * S / L}.get(coll, 2 * S)
         return lam * math.ceil(math.log2(L)) + traffic / 2 / (rate * 1e3)
     return local
 
@@ -32,7 +35,7 @@ def fabric_local(lam, rate):
 def fabrics(o, lam_cpu):
     """The machines, 8 ranks per host. o: µs per message (all libraries alike)."""
     ub = Fabric("CloudMatrix384 UB", UB_US, o, beta_host=PER_HOST * UB_GBS, cores=PER_HOST,
-                mem=HBM_COPY, lam=UB_US + 2 * o, beta_loc=UB_GBS)
+                mem=HBM_COPY, lam=UB_US + 2 * o, beta_loc=UB_GBS, beta_rank=UB_GBS)
     ub.local = fabric_local(ub.lam, UB_GBS)
     out = [ub]
     for gbits in (100, 400):

@@ -1,6 +1,7 @@
 // Hierarchical broadcast (hierarchical.h). A large buffer is split over the rails: the root's
-// host scatters it, block l to local rank l; every rail broadcasts its block (or, where the
-// count leaves a tail of fewer than L elements, the root's rail also carries the tail); then
+// host scatters it, block l to local rank l; every rail broadcasts its block, down the chain of
+// hosts in the segment count of the whole buffer where it goes by chain (or, where the count
+// leaves a tail of fewer than L elements, the root's rail also carries the tail); then
 // every host allgathers the blocks in place (and broadcasts the tail from the root's local
 // index). The host's L links carry 1/L of the buffer each, in parallel, and the local copies are
 // the same bytes as one local broadcast's, spread over every rank. Smaller ones: the root's rail
@@ -24,7 +25,7 @@ Status broadcast_by_rails(Context& c, const Call& call, int root_host, int root_
     SCL_TRY(c.run_local(
         local_call(call, Coll::kScatter, all, mine, call.recv_kind, block, root_local)));
   }
-  SCL_TRY(c.rail.broadcast(mine, block * es, root_host, c.local.deadline()));
+  SCL_TRY(c.rail.broadcast(mine, block * es, root_host, c.local.deadline(), call.count * es));
   if (tail && t.local == root_local)
     SCL_TRY(c.rail.broadcast(tail_at, tail * es, root_host, c.local.deadline()));
   SCL_TRY(c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind},

@@ -362,8 +362,9 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
   return Status::Ok();
 }
 
-Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d) {
-  if (const int segments = chain_segments(topo_.hosts, bytes); segments > 0) {
+Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes) {
+  const int segments = chain_segments(topo_.hosts, host_bytes ? host_bytes : bytes);
+  if (segments > 0 && bytes >= size_t(segments)) {
     return broadcast_chain(buf, bytes, root, segments, d);
   }
   std::vector<Transfer> batch;

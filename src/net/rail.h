@@ -104,8 +104,12 @@ class Rail {
   Status allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   // Host `root`'s buf goes to every host's buf: from the root to every host at once, or, where
   // chain_segments() finds it cheaper (large buffers from 3 hosts), down the chain of hosts from
-  // the root in segments, each host passing one on while the next comes in.
-  Status broadcast(char* buf, size_t bytes, int root, const Deadline& d);
+  // the root in segments, each host passing one on while the next comes in. `host_bytes` (0:
+  // `bytes`) is what all the host's rails broadcast at once in this call, each its block (a
+  // broadcast split over the rails): the chain and its segment count are chosen from it, as the
+  // rails share the host's link, so that a batch puts as many bytes through it as an unsplit
+  // chain's. Every rank of the rail passes the same.
+  Status broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes = 0);
   // parts[h]: our partial result for host h (ours: parts[host]). On return, out holds the
   // reduction over hosts, in host order, of every host's part for us.
   Status reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,

@@ -335,9 +335,10 @@ int run_hosts(int argc, char**) {
   // default one-sided threshold (256 KiB) segments go as messages: the three smaller sizes at 4
   // and 6 hosts, 1 MiB + 3 at 6. Sizes that do not divide, from the first and last rank of each
   // host. With several ranks per host they split over the rails where a rail's block is at least
-  // 128 KiB (hier::broadcast_splits): all five at 2 ranks per host, each rail's chain at 3x2
-  // taking the block's segments (1 MiB + 3: 2), and at 4 ranks per host all but the first (no
-  // tail at 512 KiB, tails of 1-3 elements after the others).
+  // 128 KiB (hier::broadcast_splits): all five at 2 ranks per host, where at 3x2 each rail's
+  // chain takes the whole buffer's segment count (flat, flat, 2, 3, 5: down to 128 KiB + 1 per
+  // segment, as messages), and at 4 ranks per host all but the first (no tail at 512 KiB, tails
+  // of 1-3 elements after the others).
   const int per_host = ranks_per_host();
   for (size_t count : {(size_t(384) << 10) + 1, size_t(512) << 10, (size_t(512) << 10) + 5,
                        (size_t(1) << 20) + 3, (size_t(3) << 20) + 1}) {
