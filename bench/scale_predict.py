@@ -22,12 +22,12 @@ ROCE_US = 3.0      # assumed one-way RoCE latency through a switch (published: 2
 def fabric_local(lam, rate):
     """A single-host call on L ranks where we measured none: a synchronisation step per
     doubling of L, plus the memory traffic of bench/compare_report.py's model at `rate`, but
-    for allgather and alltoall, whose ranks read and write only the L - 1 blocks of others."""
+    for allgather, whose ranks read and write only the L - 1 blocks of others where it runs in
+    place (the large allgather's phases, the split broadcast's)."""
     def local(coll, S, L):
         traffic = {"allreduce": S + S / L + 2 * (L - 1) * S / L,
                    "reduce_scatter": S + S / L,
-                   "allgather": 2 * (L - 1) * S / L,
-                   "alltoall": 2 * (L - 1) * S / L}.get(coll, 2 * S)
+                   "allgather": 2 * (L - 1) * S / L}.get(coll, 2 * S)
         return lam * math.ceil(math.log2(L)) + traffic / 2 / (rate * 1e3)
     return local
 

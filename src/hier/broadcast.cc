@@ -1,4 +1,5 @@
-// Hierarchical broadcast (hierarchical.h). A large buffer is split over the rails: the root's
+// Hierarchical broadcast (hierarchical.h). A large buffer whose rail transfers go one-sided is
+// split over the rails: the root's
 // host scatters it, block l to local rank l; every rail broadcasts its block, down the chain of
 // hosts in the segment count of the whole buffer where it goes by chain (or, where the count
 // leaves a tail of fewer than L elements, the root's rail also carries the tail); then
@@ -28,8 +29,9 @@ Status broadcast_by_rails(Context& c, const Call& call, int root_host, int root_
   SCL_TRY(c.rail.broadcast(mine, block * es, root_host, c.local.deadline(), call.count * es));
   if (tail && t.local == root_local)
     SCL_TRY(c.rail.broadcast(tail_at, tail * es, root_host, c.local.deadline()));
-  SCL_TRY(c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind},
-                                 call.recv, call.recv_kind, block)));
+  SCL_TRY(
+      c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind}, call.recv,
+                             call.recv_kind, block, kSplitBroadcastRoot + int(tail))));
   if (!tail) return Status::Ok();
   return c.run_local(local_call(call, Coll::kBroadcast, LocalBuffer{tail_at, call.recv_kind},
                                 tail_at, call.recv_kind, tail, root_local));
@@ -48,7 +50,13 @@ Status broadcast(Context& c, const Call& call) {
   if (c.world_rank == call.root && call.send.ptr != call.recv) {
     c.local.copy(call.recv, call.send.ptr, bytes);
   }
-  if (broadcast_splits(t, call.count, dtype_size(call.dtype)))
+  // The root's host runs a local step before its rails send: where that step fails (a mismatch
+  // on the host), the other hosts' receives must not meet the next call's messages, as
+  // two-sided ones would. One-sided, its senders wait for their receivers' clear-to-sends of
+  // this call, so both ends fail alike.
+  const size_t block_bytes = call.count / size_t(t.per_host) * dtype_size(call.dtype);
+  if (broadcast_splits(t, call.count, dtype_size(call.dtype)) &&
+      c.rail.broadcast_one_sided(block_bytes, bytes))
     return broadcast_by_rails(c, call, root_host, root_local);
   if (t.local == root_local)
     SCL_TRY(c.rail.broadcast(call.recv, bytes, root_host, c.local.deadline()));

@@ -129,11 +129,19 @@ constexpr int kOnePhaseRoot = 1;
 // each local rank has a link of its own, it saves (L - 1) / L of the buffer's time on the wire,
 // at least the added message's cost from a block of the bytes a link moves meanwhile
 // (net::Rail::kChainBytesPerMessageCost). It also spreads the receiving hosts' copies over all
-// their ranks. Here, with every link on the same 2 cores, it paid from blocks of 128 KiB and lost
-// at 16-32 KiB (docs/PERFORMANCE.md, "Broadcast split over the rails").
+// their ranks. Here, with every link on the same 2 cores, splitting every size lost at blocks of
+// 8-16 KiB, mostly lost at 32 KiB, was mixed at 64 KiB and gained at 128 KiB in 2 of 3 runs
+// (docs/PERFORMANCE.md, "Broadcast split over the rails").
 constexpr size_t kSplitBroadcastMinBlock = net::Rail::kChainBytesPerMessageCost;
-// Whether a broadcast of `count` elements splits over the rails (alike on every rank).
+// Whether a broadcast of `count` elements is large enough to split over the rails (alike on
+// every rank). It splits only where its rail transfers also go one-sided (hier/broadcast.cc).
 bool broadcast_splits(const net::Topology& t, size_t count, size_t element_bytes);
+// The split broadcast's local allgather carries this root plus the count's tail in its
+// signature (allgathers ignore the root), so that it never pairs with another call's local
+// allgather of the same block: a hierarchical allgather's phase (root 0 or kOnePhaseRoot), or
+// the split of a broadcast whose count differs only in its tail, where the tail's own local
+// broadcast would otherwise wait alone for the ranks that have none.
+constexpr int kSplitBroadcastRoot = 2;
 
 // Copies every block of `bytes` between world order (world rank r's at r * bytes) and that
 // layout (block (h, l) at (l * H + h) * bytes): into the runs, or out of them.

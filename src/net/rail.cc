@@ -362,9 +362,18 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
   return Status::Ok();
 }
 
-Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes) {
+int Rail::broadcast_segments(size_t bytes, size_t host_bytes) const {
   const int segments = chain_segments(topo_.hosts, host_bytes ? host_bytes : bytes);
-  if (segments > 0 && bytes >= size_t(segments)) {
+  return segments > 0 && bytes >= size_t(segments) ? segments : 0;
+}
+
+bool Rail::broadcast_one_sided(size_t bytes, size_t host_bytes) const {
+  const int segments = broadcast_segments(bytes, host_bytes);
+  return one_sided(segments > 0 ? Chunks{nullptr, bytes, 1, segments}.bytes(0) : bytes);
+}
+
+Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes) {
+  if (const int segments = broadcast_segments(bytes, host_bytes); segments > 0) {
     return broadcast_chain(buf, bytes, root, segments, d);
   }
   std::vector<Transfer> batch;

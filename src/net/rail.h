@@ -110,6 +110,9 @@ class Rail {
   // rails share the host's link, so that a batch puts as many bytes through it as an unsplit
   // chain's. Every rank of the rail passes the same.
   Status broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes = 0);
+  // Whether that broadcast's transfers are one-sided: then a sender cannot finish a batch before
+  // its receiver, in the same call, has sent its clear-to-send.
+  bool broadcast_one_sided(size_t bytes, size_t host_bytes = 0) const;
   // parts[h]: our partial result for host h (ours: parts[host]). On return, out holds the
   // reduction over hosts, in host order, of every host's part for us.
   Status reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,
@@ -140,6 +143,7 @@ class Rail {
                             const Deadline& d);
   Status allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   Status broadcast_chain(char* buf, size_t bytes, int root, int segments, const Deadline& d);
+  int broadcast_segments(size_t bytes, size_t host_bytes) const;  // 0: flat
   // Recursive doubling: from set_doubling_min_hosts() on, for a power of two only. Other counts
   // would fold the hosts beyond the power of two in and out, a first round in which some hosts
   // only wait, so that a mismatch between two reducing calls could wait out the deadline; here

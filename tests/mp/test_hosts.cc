@@ -23,8 +23,9 @@
 //     mismatch, and the parent goes on.
 //   - mismatches inside a host: local rank 1 with twice the count of an allreduce, and with H
 //     times the count of an allgather or a reduce-scatter whose others fit one local phase (its
-//     first local phase then has their count); each fails on every rank, and the next call is
-//     right everywhere or fails everywhere.
+//     first local phase then has their count), and against a broadcast split over the rails,
+//     one element more (the same blocks, a tail) or an allgather of its block; each fails on
+//     every rank, and the next call is right everywhere or fails everywhere.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -211,6 +212,22 @@ void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
   tally.expect(all[0] == -all[1], info, "the second call was right on some ranks only");
 }
 
+// The verdict on a mismatched call inside a host and the call after it: the first failed on this
+// rank (sclInvalidUsage where it was named), within seconds with the second, and the second was
+// right everywhere or failed everywhere; some rank named the mismatch.
+void hosts_in_step(const Comm& w, Tally& tally, const CallInfo& info, sclResult_t first,
+                   const std::string& first_msg, sclResult_t second, bool right, double took) {
+  const bool named = first == sclInvalidUsage;
+  tally.expect(named || first == sclRemoteError, info,
+               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
+  tally.expect(second != sclSuccess || right, info, "the second call succeeded with wrong data");
+  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s: " + first_msg);
+  int32_t flags[3] = {right, -int32_t(right), named}, both[3] = {0, 0, 0};
+  MP_OK(sclAllReduce(flags, both, 3, sclInt32, sclMax, w.comm, nullptr));
+  tally.expect(both[0] == -both[1], info, "the second call was right on some ranks only");
+  tally.expect(both[2] == 1, info, "no rank named the mismatch");
+}
+
 // Within every host, local rank 1 allgathers (or reduce-scatters) H times the count of the
 // others, each rail alike: the others' buffer fits one local phase (hier/allgather.cc,
 // hier/reduce_scatter.cc), rank 1's takes one per host, and its first local step has the count
@@ -247,16 +264,49 @@ void straddle_keeps_hosts_in_step(const Comm& w, Tally& tally, Coll coll) {
                       -1,
                       gather ? "local rank 1 allgathers H times the count"
                              : "local rank 1 reduce-scatters H times the count"};
-  const bool named = first == sclInvalidUsage;
-  tally.expect(named || first == sclRemoteError, info,
-               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
-  tally.expect(second != sclSuccess || right, info, "the second call succeeded with wrong data");
-  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s: " + first_msg);
+  hosts_in_step(w, tally, info, first, first_msg, second, right, took);
   MP_OK(sclCommDestroy(child));
-  int32_t flags[3] = {right, -int32_t(right), named}, both[3] = {0, 0, 0};
-  MP_OK(sclAllReduce(flags, both, 3, sclInt32, sclMax, w.comm, nullptr));
-  tally.expect(both[0] == -both[1], info, "the second call was right on some ranks only");
-  tally.expect(both[2] == 1, info, "no rank named the mismatch");
+}
+
+// Within every host, local rank 1 calls what its rail peers call, but not what its host calls:
+// a broadcast split over the rails (hier/broadcast.cc) whose count is one element longer (the
+// same blocks, a tail), or an allgather of the broadcast's block. Only the local steps can tell;
+// the call must fail on every rank, named, within seconds, and the next broadcast be right
+// everywhere or fail everywhere. Blocks of 128 KiB split where the rails' transfers are
+// one-sided (the tests' threshold of 1 byte) and not at the default 256 KiB, where they would
+// be messages: on the root's host the scatter fails before its rails send, and the other hosts'
+// receives would meet the next call's messages.
+void split_broadcast_mismatch_fails_everywhere(const Comm& w, Tally& tally, bool allgather,
+                                               size_t block_bytes) {
+  const int per = ranks_per_host();
+  if (per < 2) return;
+  const size_t block = block_bytes / 4, count = block * size_t(per), n = size_t(w.n);
+  std::vector<int32_t> buf(count + 1), out(block * n);
+  sclComm_t child = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  const bool odd = w.rank % per == 1;
+  const double t0 = now();
+  std::fill(buf.begin(), buf.end(), w.rank + 1);
+  const sclResult_t first =
+      odd && allgather ? sclAllGather(buf.data(), out.data(), block, sclInt32, child, nullptr)
+                       : sclBroadcast(buf.data(), buf.data(), odd ? count + 1 : count, sclInt32, 0,
+                                      child, nullptr);
+  const std::string first_msg = sclGetLastError(child);
+  std::fill(buf.begin(), buf.end(), w.rank + 1);
+  const sclResult_t second =
+      sclBroadcast(buf.data(), buf.data(), count, sclInt32, 0, child, nullptr);
+  const double took = now() - t0;
+  bool right = second == sclSuccess;
+  for (size_t i = 0; i < count && right; ++i) right = buf[i] == 1;
+  const CallInfo info{"split broadcast mismatch",
+                      sclInt32,
+                      -1,
+                      count,
+                      0,
+                      allgather ? "local rank 1 allgathers the broadcast's block"
+                                : "local rank 1 broadcasts one element more"};
+  hosts_in_step(w, tally, info, first, first_msg, second, right, took);
+  MP_OK(sclCommDestroy(child));
 }
 
 }  // namespace
@@ -335,10 +385,11 @@ int run_hosts(int argc, char**) {
   // default one-sided threshold (256 KiB) segments go as messages: the three smaller sizes at 4
   // and 6 hosts, 1 MiB + 3 at 6. Sizes that do not divide, from the first and last rank of each
   // host. With several ranks per host they split over the rails where a rail's block is at least
-  // 128 KiB (hier::broadcast_splits): all five at 2 ranks per host, where at 3x2 each rail's
-  // chain takes the whole buffer's segment count (flat, flat, 2, 3, 5: down to 128 KiB + 1 per
-  // segment, as messages), and at 4 ranks per host all but the first (no tail at 512 KiB, tails
-  // of 1-3 elements after the others).
+  // 128 KiB (hier::broadcast_splits) and its transfers go one-sided: all five at 2x2 and 3x2
+  // (every transfer one-sided there), where at 3x2 each rail's chain takes the whole buffer's
+  // segment count (flat, flat, 2, 3, 5: down to 128 KiB + 1 per segment); at 2x4 (one-sided
+  // from 256 KiB) the last two, blocks of 256 KiB + 0 and 768 KiB with tails of 3 and 1
+  // elements, while 512 KiB and 512 KiB + 5 (blocks of 128 KiB, messages) stay unsplit.
   const int per_host = ranks_per_host();
   for (size_t count : {(size_t(384) << 10) + 1, size_t(512) << 10, (size_t(512) << 10) + 5,
                        (size_t(1) << 20) + 3, (size_t(3) << 20) + 1}) {
@@ -364,6 +415,10 @@ int run_hosts(int argc, char**) {
   local_mismatch_keeps_hosts_in_step(w, tally);
   straddle_keeps_hosts_in_step(w, tally, Coll::kAllGather);
   straddle_keeps_hosts_in_step(w, tally, Coll::kReduceScatter);
+  for (size_t block_bytes : {size_t(128) << 10, size_t(256) << 10}) {
+    split_broadcast_mismatch_fails_everywhere(w, tally, false, block_bytes);
+    split_broadcast_mismatch_fails_everywhere(w, tally, true, block_bytes);
+  }
   run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // the parent goes on
   return finish("hosts");
 }
