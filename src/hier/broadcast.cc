@@ -1,13 +1,12 @@
 // Hierarchical broadcast (hierarchical.h). A large buffer whose rail transfers go one-sided is
-// split over the rails: the root's
-// host scatters it, block l to local rank l; every rail broadcasts its block, down the chain of
-// hosts in the segment count of the whole buffer where it goes by chain (or, where the count
-// leaves a tail of fewer than L elements, the root's rail also carries the tail); then
-// every host allgathers the blocks in place (and broadcasts the tail from the root's local
-// index). The host's L links carry 1/L of the buffer each, in parallel, and the local copies are
-// the same bytes as one local broadcast's, spread over every rank. Smaller ones: the root's rail
-// carries the whole buffer, then each host broadcasts it from the rank with the root's local
-// index.
+// split over the rails: the root's host scatters it, block l to local rank l; every rail
+// broadcasts its block, down the chain of hosts in the whole buffer's segment count where it
+// goes by chain (and the root's rail the tail of fewer than L elements the count may leave);
+// then every host allgathers the blocks in place (and broadcasts the tail from the root's local
+// index). The host's L links carry 1/L of the buffer each, in parallel, and the local copies
+// are the same bytes as one local broadcast's, spread over every rank. Other buffers: the root's
+// rail carries the whole buffer, then each host broadcasts it from the rank with the root's
+// local index.
 #include "coll/algorithms.h"
 #include "core/dtype.h"
 #include "hier/hierarchical.h"

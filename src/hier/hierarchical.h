@@ -8,9 +8,10 @@
 //   allgather       each rank's block goes along its rail; then one local allgather per host,
 //                   or, for small outputs, one local allgather of the rail's blocks, side by side
 //                   in heap scratch, and a copy into world order.
-//   broadcast       large buffers split over the rails: a local scatter on the root's host,
-//                   every rail broadcasts its block, one local allgather per host. Smaller
-//                   ones: the root's rail carries the buffer to every host; local broadcast there.
+//   broadcast       large buffers whose rail transfers go one-sided split over the rails: a
+//                   local scatter on the root's host, every rail broadcasts its block, one local
+//                   allgather per host. Others: the root's rail carries the buffer to every
+//                   host; local broadcast there.
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
 //                   Small inputs: one local reduce-scatter of the input copied into heap

@@ -4,7 +4,8 @@
 //     malloc buffers, in place and out of place; every element and guard checked bitwise; small
 //     allreduces split over the rails (16384 and 6001 elements); scatter-gather over 4 hosts
 //     and more (65537 and 65538 elements); broadcasts down the chain of hosts and beside it
-//     (384 KiB-3 MiB, from every host), split over the rails from blocks of 128 KiB.
+//     (384 KiB-3 MiB, from every host), split over the rails from blocks of 128 KiB sent
+//     one-sided.
 //     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order

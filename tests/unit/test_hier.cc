@@ -8,9 +8,10 @@ namespace {
 
 net::Topology hosts(int h, int per_host) { return net::Topology{h, per_host, 0, 0}; }
 
-// A broadcast splits over the rails from a block of 128 KiB per rail: never with one rank per
-// host; the count's tail below L elements does not count. The hosts test
-// (tests/mp/test_hosts.cc) broadcasts sizes on both sides at 2 and 4 ranks per host.
+// A broadcast is large enough to split over the rails from a block of 128 KiB per rail: never
+// with one rank per host; the count's tail below L elements does not count. Whether its rail
+// transfers also go one-sided, the other condition, is the hosts test's (tests/mp/test_hosts.cc),
+// which broadcasts sizes on both sides of both at 2 and 4 ranks per host.
 TEST(Hier, BroadcastSplitsOverTheRailsFromBlocksOf128KiB) {
   EXPECT_FALSE(broadcast_splits(hosts(2, 1), size_t(1) << 30, 1));
   EXPECT_FALSE(broadcast_splits(hosts(2, 2), (256 << 10) - 1, 1));
