@@ -55,8 +55,8 @@ class Fabric:
     """One kind of machine. alpha: µs per network round (wire latency); o: µs of CPU per
     message a rank posts or completes; beta_host: GB/s a host sends (one direction) over its
     link(s); beta_rank: GB/s one rank sends (a device's own link; a CPU host's ranks share
-    one NIC, which any of them can fill); beta_shared: GB/s all hosts together move (the testbed, whose hosts share 2
-    cores); cores: cores per contention domain (the machine on the testbed, else a host);
+    one NIC, which any of them can fill); beta_shared: GB/s all hosts together move (the
+    testbed, whose hosts share 2 cores); cores: cores per contention domain (the machine on the testbed, else a host);
     mem: GB/s one rank copies; local(coll, size, L): µs of an uncontended single-host call."""
 
     def __init__(self, name, alpha, o, beta_host=math.inf, beta_shared=math.inf, cores=1,

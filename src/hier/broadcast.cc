@@ -44,7 +44,7 @@ bool broadcast_splits(const net::Topology& t, size_t count, size_t element_bytes
 
 Status broadcast(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  const size_t bytes = call.count * dtype_size(call.dtype);
+  const size_t es = dtype_size(call.dtype), bytes = call.count * es;
   const int root_host = t.host_of(call.root), root_local = t.local_of(call.root);
   if (c.world_rank == call.root && call.send.ptr != call.recv) {
     c.local.copy(call.recv, call.send.ptr, bytes);
@@ -53,9 +53,8 @@ Status broadcast(Context& c, const Call& call) {
   // on the host), the other hosts' receives must not meet the next call's messages, as
   // two-sided ones would. One-sided, its senders wait for their receivers' clear-to-sends of
   // this call, so both ends fail alike.
-  const size_t block_bytes = call.count / size_t(t.per_host) * dtype_size(call.dtype);
-  if (broadcast_splits(t, call.count, dtype_size(call.dtype)) &&
-      c.rail.broadcast_one_sided(block_bytes, bytes))
+  if (broadcast_splits(t, call.count, es) &&
+      c.rail.broadcast_one_sided(call.count / size_t(t.per_host) * es, bytes))
     return broadcast_by_rails(c, call, root_host, root_local);
   if (t.local == root_local)
     SCL_TRY(c.rail.broadcast(call.recv, bytes, root_host, c.local.deadline()));
