@@ -39,13 +39,17 @@ Status allreduce(Context& c, const Call& call) {
     tail = call.count;
   }
   if (shard > 0) {
+    // The shard's local steps carry the tail as their root (which they ignore, but the step
+    // signature holds): a rank whose count is one element longer has the same shards, and would
+    // otherwise pass them with the others', then wait alone in its tail's local step.
+    const int signed_tail = int(tail);
     char* mine = call.recv + size_t(t.local) * shard * es;
-    SCL_TRY(c.run_local(
-        local_call(call, Coll::kReduceScatter, call.send, mine, call.recv_kind, shard)));
+    SCL_TRY(c.run_local(local_call(call, Coll::kReduceScatter, call.send, mine, call.recv_kind,
+                                   shard, signed_tail)));
     SCL_TRY(c.rail.allreduce(mine, shard, call.dtype, summing(call.op), c.local.deadline()));
     finish_average(call, mine, shard, c.world_ranks);
     SCL_TRY(c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind},
-                                   call.recv, call.recv_kind, shard)));
+                                   call.recv, call.recv_kind, shard, signed_tail)));
   }
   if (tail > 0) {
     char* out = call.recv + main * es;

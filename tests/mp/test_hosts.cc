@@ -22,9 +22,10 @@
 //     first). On a child of all ranks,
 //     every rank's call must fail within seconds, one at least with sclInvalidUsage naming the
 //     mismatch, and the parent goes on.
-//   - mismatches inside a host: local rank 1 with twice the count of an allreduce, and with H
-//     times the count of an allgather or a reduce-scatter whose others fit one local phase (its
-//     first local phase then has their count), and against a broadcast split over the rails,
+//   - mismatches inside a host: local rank 1 with twice the count of an allreduce, or one
+//     element more (the same shards, a tail), and with H times the count of an allgather or a
+//     reduce-scatter whose others fit one local phase (its first local phase then has their
+//     count), and against a broadcast split over the rails,
 //     one element more (the same blocks, a tail) or an allgather of its block; each fails on
 //     every rank, and the next call is right everywhere or fails everywhere.
 #include <algorithm>
@@ -269,6 +270,39 @@ void straddle_keeps_hosts_in_step(const Comm& w, Tally& tally, Coll coll) {
   MP_OK(sclCommDestroy(child));
 }
 
+// Within every host, local rank 1 allreduces one element more than the others, at a size the
+// hierarchy splits into shards (hier/allreduce.cc): the shards are the same, and only the tail
+// differs. The call must fail on every rank, named, within seconds (not leave rank 1 alone in a
+// local step for its tail), and the next call be right everywhere or fail everywhere.
+void allreduce_tail_mismatch_fails_everywhere(const Comm& w, Tally& tally) {
+  const int per = ranks_per_host();
+  if (per < 2) return;
+  const size_t count = 100000, n = size_t(w.n);
+  std::vector<int32_t> buf(count + 1);
+  sclComm_t child = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  const double t0 = now();
+  std::fill(buf.begin(), buf.end(), 1);
+  const sclResult_t first =
+      sclAllReduce(buf.data(), buf.data(), w.rank % per == 1 ? count + 1 : count, sclInt32, sclSum,
+                   child, nullptr);
+  const std::string first_msg = sclGetLastError(child);
+  std::fill(buf.begin(), buf.end(), w.rank + 1);
+  const sclResult_t second =
+      sclAllReduce(buf.data(), buf.data(), count, sclInt32, sclSum, child, nullptr);
+  const double took = now() - t0;
+  bool right = second == sclSuccess;
+  for (size_t i = 0; i < count && right; ++i) right = buf[i] == int32_t(n * (n + 1) / 2);
+  const CallInfo info{"allreduce tail mismatch",
+                      sclInt32,
+                      int(sclSum),
+                      count,
+                      -1,
+                      "local rank 1 allreduces one element more"};
+  hosts_in_step(w, tally, info, first, first_msg, second, right, took);
+  MP_OK(sclCommDestroy(child));
+}
+
 // Within every host, local rank 1 calls what its rail peers call, but not what its host calls:
 // a broadcast split over the rails (hier/broadcast.cc) whose count is one element longer (the
 // same blocks, a tail), or an allgather of the broadcast's block. Only the local steps can tell;
@@ -416,6 +450,7 @@ int run_hosts(int argc, char**) {
   local_mismatch_keeps_hosts_in_step(w, tally);
   straddle_keeps_hosts_in_step(w, tally, Coll::kAllGather);
   straddle_keeps_hosts_in_step(w, tally, Coll::kReduceScatter);
+  allreduce_tail_mismatch_fails_everywhere(w, tally);
   for (size_t block_bytes : {size_t(128) << 10, size_t(256) << 10}) {
     split_broadcast_mismatch_fails_everywhere(w, tally, false, block_bytes);
     split_broadcast_mismatch_fails_everywhere(w, tally, true, block_bytes);
