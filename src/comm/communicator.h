@@ -137,7 +137,7 @@ class Communicator : public sclComm {
   // The context of the hierarchical algorithms (valid while rail_ is set).
   hier::Context across_hosts() {
     return hier::Context{ctx_,          *rail_,    hier_scratch_, world_rank_,
-                         world_nranks_, hier_moe_, hier_packs_};
+                         world_nranks_, hier_moe_, hier_packs_,   {}};
   }
   // sclCommSplit across hosts (comm/split_across_hosts.cc): every rank's card over the parent's
   // network (opening the child's endpoint first), then the child's rail.

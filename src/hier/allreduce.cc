@@ -44,21 +44,23 @@ Status allreduce(Context& c, const Call& call) {
     // otherwise pass them with the others', then wait alone in its tail's local step.
     const int signed_tail = int(tail);
     char* mine = call.recv + size_t(t.local) * shard * es;
-    SCL_TRY(c.run_local(local_call(call, Coll::kReduceScatter, call.send, mine, call.recv_kind,
-                                   shard, signed_tail)));
-    SCL_TRY(c.rail.allreduce(mine, shard, call.dtype, summing(call.op), c.local.deadline()));
-    finish_average(call, mine, shard, c.world_ranks);
-    SCL_TRY(c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind},
-                                   call.recv, call.recv_kind, shard, signed_tail)));
+    SCL_TRY(c.local_step(local_call(call, Coll::kReduceScatter, call.send, mine, call.recv_kind,
+                                    shard, signed_tail)));
+    SCL_TRY(c.rail_step(
+        c.rail.allreduce(mine, shard, call.dtype, summing(call.op), c.local.deadline())));
+    if (c.outcome().ok()) finish_average(call, mine, shard, c.world_ranks);
+    SCL_TRY(c.local_step(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind},
+                                    call.recv, call.recv_kind, shard, signed_tail)));
   }
   if (tail > 0) {
     char* out = call.recv + main * es;
-    SCL_TRY(c.run_local(
+    SCL_TRY(c.local_step(
         local_call(call, Coll::kAllReduce, call.send.at(main * es), out, call.recv_kind, tail)));
-    SCL_TRY(c.rail.allreduce(out, tail, call.dtype, summing(call.op), c.local.deadline()));
-    finish_average(call, out, tail, c.world_ranks);
+    SCL_TRY(
+        c.rail_step(c.rail.allreduce(out, tail, call.dtype, summing(call.op), c.local.deadline())));
+    if (c.outcome().ok()) finish_average(call, out, tail, c.world_ranks);
   }
-  return Status::Ok();
+  return c.outcome();
 }
 
 }  // namespace stratacl::hier

@@ -1,12 +1,11 @@
-// Hierarchical broadcast (hierarchical.h). A large buffer whose rail transfers go one-sided is
-// split over the rails: the root's host scatters it, block l to local rank l; every rail
-// broadcasts its block, down the chain of hosts in the whole buffer's segment count where it
-// goes by chain (and the root's rail the tail of fewer than L elements the count may leave);
-// then every host allgathers the blocks in place (and broadcasts the tail from the root's local
-// index). The host's L links carry 1/L of the buffer each, in parallel, and the local copies
-// are the same bytes as one local broadcast's, spread over every rank. Other buffers: the root's
-// rail carries the whole buffer, then each host broadcasts it from the rank with the root's
-// local index.
+// Hierarchical broadcast (hierarchical.h). A large buffer is split over the rails: the root's host
+// scatters it, block l to local rank l; every rail broadcasts its block, down the chain of hosts in
+// the whole buffer's segment count where it goes by chain (and the root's rail the tail of fewer
+// than L elements the count may leave); then every host allgathers the blocks in place (and
+// broadcasts the tail from the root's local index). The host's L links carry 1/L of the buffer
+// each, in parallel, and the local copies are the same bytes as one local broadcast's, spread over
+// every rank. Other buffers: the root's rail carries the whole buffer, then each host broadcasts it
+// from the rank with the root's local index.
 #include "coll/algorithms.h"
 #include "core/dtype.h"
 #include "hier/hierarchical.h"
@@ -21,19 +20,25 @@ Status broadcast_by_rails(Context& c, const Call& call, int root_host, int root_
   char* mine = call.recv + size_t(t.local) * block * es;
   char* tail_at = call.recv + per_host * block * es;
   const LocalBuffer all{call.recv, call.recv_kind};
+  // Where the root's host fails its scatter (a mismatch there), its rails send the other hosts
+  // word of it instead of blocks (Context::local_step), and the call fails everywhere.
   if (t.host == root_host) {
-    SCL_TRY(c.run_local(
+    SCL_TRY(c.local_step(
         local_call(call, Coll::kScatter, all, mine, call.recv_kind, block, root_local)));
   }
-  SCL_TRY(c.rail.broadcast(mine, block * es, root_host, c.local.deadline(), call.count * es));
-  if (tail && t.local == root_local)
-    SCL_TRY(c.rail.broadcast(tail_at, tail * es, root_host, c.local.deadline()));
+  SCL_TRY(c.rail_step(
+      c.rail.broadcast(mine, block * es, root_host, c.local.deadline(), call.count * es)));
+  if (tail && t.local == root_local) {
+    SCL_TRY(c.rail_step(c.rail.broadcast(tail_at, tail * es, root_host, c.local.deadline())));
+  }
   SCL_TRY(
-      c.run_local(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind}, call.recv,
-                             call.recv_kind, block, kSplitBroadcastRoot + int(tail))));
-  if (!tail) return Status::Ok();
-  return c.run_local(local_call(call, Coll::kBroadcast, LocalBuffer{tail_at, call.recv_kind},
-                                tail_at, call.recv_kind, tail, root_local));
+      c.local_step(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind}, call.recv,
+                              call.recv_kind, block, kSplitBroadcastRoot + int(tail))));
+  if (tail) {
+    SCL_TRY(c.local_step(local_call(call, Coll::kBroadcast, LocalBuffer{tail_at, call.recv_kind},
+                                    tail_at, call.recv_kind, tail, root_local)));
+  }
+  return c.outcome();
 }
 
 }  // namespace
@@ -49,12 +54,7 @@ Status broadcast(Context& c, const Call& call) {
   if (c.world_rank == call.root && call.send.ptr != call.recv) {
     c.local.copy(call.recv, call.send.ptr, bytes);
   }
-  // The root's host runs a local step before its rails send: where that step fails (a mismatch
-  // on the host), the other hosts' receives must not meet the next call's messages, as
-  // two-sided ones would. One-sided, its senders wait for their receivers' clear-to-sends of
-  // this call, so both ends fail alike.
-  if (broadcast_splits(t, call.count, es) &&
-      c.rail.broadcast_one_sided(call.count / size_t(t.per_host) * es, bytes))
+  if (broadcast_splits(t, call.count, es))
     return broadcast_by_rails(c, call, root_host, root_local);
   if (t.local == root_local)
     SCL_TRY(c.rail.broadcast(call.recv, bytes, root_host, c.local.deadline()));

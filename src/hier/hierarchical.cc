@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "coll/algorithms.h"
+#include "coll/step.h"
 #include "core/dtype.h"
 #include "fabric/heap.h"
 #include "reduce/reduce.h"
@@ -85,6 +86,19 @@ Status Context::run_local(const Call& call) {
   return Status::Ok();
 }
 
+Status Context::local_step(const Call& call) {
+  return state.local_failed ? Status::Ok() : keep(run_local(call), true);
+}
+
+Status Context::keep(Status s, bool local) {
+  // A failed network batch closes the endpoint: the communicator is lost as with a fatal error.
+  if (s.ok() || is_fatal(s) || rail.endpoint().closed()) return s;
+  if (state.failure.ok()) state.failure = std::move(s);
+  state.local_failed = state.local_failed || local;
+  rail.fail_call();
+  return Status::Ok();
+}
+
 // Rail::begin carries a call's kind in 4 bits.
 static_assert(uint32_t(Coll::kCount) <= 16, "a call kind no longer fits the tag");
 
@@ -109,9 +123,10 @@ Status allgather_bytes(Context& c, const void* mine, size_t bytes, void* all) {
 Status barrier(Context& c) {
   Call b;
   b.coll = Coll::kBarrier;
-  SCL_TRY(c.run_local(b));
-  if (c.topo().local == 0) SCL_TRY(c.rail.barrier(c.local.deadline()));
-  return c.run_local(b);
+  SCL_TRY(c.local_step(b));
+  if (c.topo().local == 0) SCL_TRY(c.rail_step(c.rail.barrier(c.local.deadline())));
+  SCL_TRY(c.local_step(b));
+  return c.outcome();
 }
 
 void begin(Context& c, const Call& call) {

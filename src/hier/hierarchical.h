@@ -8,10 +8,9 @@
 //   allgather       each rank's block goes along its rail; then one local allgather per host,
 //                   or, for small outputs, one local allgather of the rail's blocks, side by side
 //                   in heap scratch, and a copy into world order.
-//   broadcast       large buffers whose rail transfers go one-sided split over the rails: a
-//                   local scatter on the root's host, every rail broadcasts its block, one local
-//                   allgather per host. Others: the root's rail carries the buffer to every
-//                   host; local broadcast there.
+//   broadcast       large buffers split over the rails: a local scatter on the root's host,
+//                   every rail broadcasts its block, one local allgather per host. Others: the
+//                   root's rail carries the buffer to every host; local broadcast there.
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
 //                   Small inputs: one local reduce-scatter of the input copied into heap
@@ -90,6 +89,30 @@ struct Context {
   Status on_host(Status s) const;
   // A collective among this host's ranks (a plain copy when the host has one rank).
   Status run_local(const Call& call);
+
+  // The algorithms whose local steps come before rail operations of theirs (allreduce, reduce,
+  // reduce-scatter, barrier, the broadcast split over the rails) take every step through these
+  // two, and return outcome(), so that a call that fails on one host still takes every host
+  // through the same rail batches, and the next call finds them in step.
+  // A step among this host's ranks; skipped where one of the call's failed here already (the
+  // host's ranks are out of step with each other then). An error that leaves the communicator
+  // usable (the ranks' calls mismatched) becomes the call's, and its later rail operations run
+  // void (net::Rail::fail_call), telling the other hosts. Only a fatal error comes back: the
+  // caller returns it at once (the communicator is revoked; the heartbeat tells every host).
+  Status local_step(const Call& call);
+  // A rail operation's result, kept as local_step() keeps an error. Another host's failure
+  // arrives so: the call goes on, its local steps too (the host's ranks are still in step), and
+  // ends with that error.
+  Status rail_step(Status s) { return keep(std::move(s), false); }
+  // The call's first error, or ok.
+  const Status& outcome() const { return state.failure; }
+  Status keep(Status s, bool local);
+
+  // The call's state, kept by the steps above (empty at first).
+  struct CallState {
+    Status failure;
+    bool local_failed = false;
+  } state;
 };
 
 // Every rank's `bytes` at `mine` (the same size on every rank) into `all`, in rank order: the
@@ -135,7 +158,7 @@ constexpr int kOnePhaseRoot = 1;
 // (docs/PERFORMANCE.md, "Broadcast split over the rails").
 constexpr size_t kSplitBroadcastMinBlock = net::Rail::kChainBytesPerMessageCost;
 // Whether a broadcast of `count` elements is large enough to split over the rails (alike on
-// every rank). It splits only where its rail transfers also go one-sided (hier/broadcast.cc).
+// every rank).
 bool broadcast_splits(const net::Topology& t, size_t count, size_t element_bytes);
 // The split broadcast's local allgather carries this root plus the count's tail in its
 // signature (allgathers ignore the root), so that it never pairs with another call's local

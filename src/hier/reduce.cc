@@ -14,13 +14,16 @@ Status reduce(Context& c, const Call& call) {
   // The host's partial: in the root's own buffer on the root, in scratch on the other hosts.
   char* partial = root ? call.recv : t.local == root_local ? c.scratch.get(bytes) : nullptr;
   SCL_TRY(
-      c.run_local(local_call(call, Coll::kReduce, call.send, partial,
-                             root ? call.recv_kind : MemKind::kForeign, call.count, root_local)));
-  if (t.local != root_local) return Status::Ok();
-  SCL_TRY(c.rail.reduce(partial, call.recv, call.count, call.dtype, summing(call.op), root_host,
-                        c.local.deadline()));
-  if (root) finish_average(call, call.recv, call.count, c.world_ranks);
-  return Status::Ok();
+      c.local_step(local_call(call, Coll::kReduce, call.send, partial,
+                              root ? call.recv_kind : MemKind::kForeign, call.count, root_local)));
+  if (t.local != root_local) return c.outcome();
+  // Where a host's local step failed, its rail still runs (Context::local_step): the root takes
+  // this call's partials off the network, a failed host's rail sends word of it instead of its
+  // partial, and no host's next call meets this one's messages.
+  SCL_TRY(c.rail_step(c.rail.reduce(partial, call.recv, call.count, call.dtype, summing(call.op),
+                                    root_host, c.local.deadline())));
+  if (root && c.outcome().ok()) finish_average(call, call.recv, call.count, c.world_ranks);
+  return c.outcome();
 }
 
 }  // namespace stratacl::hier

@@ -19,9 +19,9 @@ Status reduce_locally_one_phase(Context& c, const Call& call, size_t bytes, char
   const size_t run = size_t(t.hosts) * bytes;
   SCL_ASSIGN_OR_RETURN(char* runs, c.packs.get(run * size_t(t.per_host)));
   copy_runs(c, call.send.ptr, runs, bytes, true);
-  return c.run_local(local_call(call, Coll::kReduceScatter, LocalBuffer{runs, MemKind::kHeap},
-                                parts, MemKind::kForeign, call.count * size_t(t.hosts),
-                                kOnePhaseRoot));
+  return c.local_step(local_call(call, Coll::kReduceScatter, LocalBuffer{runs, MemKind::kHeap},
+                                 parts, MemKind::kForeign, call.count * size_t(t.hosts),
+                                 kOnePhaseRoot));
 }
 
 }  // namespace
@@ -37,14 +37,14 @@ Status reduce_scatter(Context& c, const Call& call) {
   } else {
     for (int h = 0; h < t.hosts; ++h) {
       const size_t range = size_t(t.world_of(h, 0)) * bytes;
-      SCL_TRY(c.run_local(local_call(call, Coll::kReduceScatter, call.send.at(range), parts[h],
-                                     MemKind::kForeign, call.count)));
+      SCL_TRY(c.local_step(local_call(call, Coll::kReduceScatter, call.send.at(range), parts[h],
+                                      MemKind::kForeign, call.count)));
     }
   }
-  SCL_TRY(c.rail.reduce_scatter(parts, call.recv, call.count, call.dtype, summing(call.op),
-                                c.local.deadline()));
-  finish_average(call, call.recv, call.count, c.world_ranks);
-  return Status::Ok();
+  SCL_TRY(c.rail_step(c.rail.reduce_scatter(parts, call.recv, call.count, call.dtype,
+                                            summing(call.op), c.local.deadline())));
+  if (c.outcome().ok()) finish_average(call, call.recv, call.count, c.world_ranks);
+  return c.outcome();
 }
 
 }  // namespace stratacl::hier

@@ -135,18 +135,19 @@ Status Endpoint::connect(const std::vector<std::vector<uint8_t>>& names, int sel
 ssize_t Endpoint::post(Transfer& t) {
   if (t.one_sided) return post_one_sided(t);
   static char empty;
-  void* buf = t.bytes ? t.buf : &empty;
+  const size_t bytes = t.send && (t.tag & kFailedTag) ? 0 : t.bytes;  // a failed call's: empty
+  void* buf = bytes ? t.buf : &empty;
   const uint64_t tag = wire_tag(t.tag, t.send ? self_ : t.peer);
   const fi_addr_t peer = peers_[size_t(t.peer)];
   if (t.header) return post_with_header(t, tag, peer);
-  if (t.send && t.bytes <= info_->tx_attr->inject_size) {
+  if (t.send && bytes <= info_->tx_attr->inject_size) {
     // Small enough to be copied out at once: done on return, no completion to wait for.
-    const ssize_t rc = fi_tinject(ep_, buf, t.bytes, peer, tag);
+    const ssize_t rc = fi_tinject(ep_, buf, bytes, peer, tag);
     t.done = rc == 0;
     return rc;
   }
-  return t.send ? fi_tsend(ep_, buf, t.bytes, t.desc, peer, tag, &t.ctx)
-                : fi_trecv(ep_, buf, t.bytes, t.desc, peer, tag, t.ignore << kPeerBits, &t.ctx);
+  return t.send ? fi_tsend(ep_, buf, bytes, t.desc, peer, tag, &t.ctx)
+                : fi_trecv(ep_, buf, bytes, t.desc, peer, tag, t.ignore << kPeerBits, &t.ctx);
 }
 
 ssize_t Endpoint::post_with_header(Transfer& t, uint64_t tag, fi_addr_t peer) {
@@ -258,7 +259,8 @@ bool Endpoint::receiving(const Transfer& t) {
 }
 
 bool Endpoint::another_call(const Transfer& t, uint64_t theirs) {
-  return receiving(t) && ((theirs ^ expected_tag(t)) & ignored_bits(t)) != 0;
+  // Either end's call may have failed (kFailedTag) in the same call and batch.
+  return receiving(t) && ((theirs ^ expected_tag(t)) & ignored_bits(t) & ~kFailedTag) != 0;
 }
 
 Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const {
@@ -281,7 +283,9 @@ Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* fi
         continue;
       }
       const size_t header = t->header ? sizeof(uint64_t) : 0, len = size_t(entries[k].len);
-      if (!t->send && len != header + t->bytes && sizes->ok()) {
+      if (!t->send && (theirs & kFailedTag)) {
+        t->peer_failed = true;
+      } else if (!t->send && len != header + t->bytes && sizes->ok()) {
         *sizes = Errorf(sclInvalidUsage, "%s sent %zu bytes where this rank expects %zu",
                         who(t->peer).c_str(), len - std::min(len, header), t->bytes);
       }
@@ -323,7 +327,7 @@ Status Endpoint::run(std::span<Transfer> batch, const Deadline& deadline, const 
   Status s;
   for (Transfer& t : batch) {
     t.stage = Transfer::kStart;
-    t.heard = t.landed = false;
+    t.heard = t.landed = t.peer_failed = false;
     // A one-sided receiver's buffer is written by the peer: it needs the key, not a descriptor.
     const bool written = t.one_sided && !t.send;
     Result<void*> d = written ? nullptr : regs_->desc(t.buf, t.bytes);

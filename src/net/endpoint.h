@@ -44,7 +44,7 @@ struct Transfer {
   int peer = 0;         // index in connect()'s list
   void* buf = nullptr;  // sends read it, receives fill it
   size_t bytes = 0;
-  uint64_t tag = 0;      // the batch's tag (< 2^46; see kKindTags); the sender's index goes below
+  uint64_t tag = 0;      // the batch's tag (< 2^45: see kFailedTag); the sender's index goes below
   bool done = false;     // set by run()
   void* desc = nullptr;  // set by run(): the buffer's registration (net/registrations.h)
   // Receives: tag bits that need not match for the message to land. run() then requires them
@@ -53,6 +53,9 @@ struct Transfer {
   // which then are another call's.
   uint64_t ignore = 0;
   bool failed = false;  // poll() only: the transfer completed with an error
+  // A receive whose peer's message said that the call had failed there (kFailedTag): done, and
+  // nothing landed in its buffer. Set by run().
+  bool peer_failed = false;
   // Written one-sided (both sides must say so alike; only where Endpoint::writes()).
   bool one_sided = false;
   // run()'s progress through the one-sided protocol (net/one_sided.cc). A sender injects its
@@ -84,6 +87,12 @@ struct Transfer {
 constexpr uint64_t kNoticeTag = uint64_t(1) << 46;
 constexpr uint64_t kClearToSendTag = uint64_t(1) << 47;
 constexpr uint64_t kKindTags = kNoticeTag | kClearToSendTag;
+// A send whose tag carries this bit belongs to a call that failed on this rank before the batch:
+// its message (a one-sided sender's notice) carries no data and says so, and a one-sided sender
+// still waits for its clear-to-send, then writes nothing. So both ends finish the batch, and the
+// receiver learns why nothing came (Transfer::peer_failed); a receive that is to meet such a
+// message ignores the bit. The endpoint's own bits begin here: an owner's tags stay below.
+constexpr uint64_t kFailedTag = uint64_t(1) << 45;
 
 // What run() checks while it waits (the communicator's abort flag); and how it names a peer.
 using StopCheck = std::function<Status(int waiting_on)>;

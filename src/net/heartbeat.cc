@@ -20,6 +20,7 @@ constexpr uint64_t kWordMask = (uint64_t(1) << kWordBits) - 1;
 constexpr uint64_t kNonceMask = (uint64_t(1) << 24) - 1;
 // A record's tag: this bit above the nonce, and its number (mod 2^20) in the word's bits.
 constexpr uint64_t kRecordTag = uint64_t(1) << (kWordBits + 24);
+static_assert((kRecordTag | (kRecordTag - 1)) < kFailedTag);  // the endpoint's bits above
 constexpr int kBeatsPerLoss = 8;
 constexpr int64_t kGoodbyeNs = 20 * 1000 * 1000;  // lets the goodbye leave before the close
 constexpr int64_t kFirstBeatsNs = 10 * 1000 * 1000;

@@ -107,8 +107,9 @@ Status Endpoint::one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer>
                   who(sender).c_str());
   }
   auto* t = static_cast<Transfer*>(e.op_context);
-  if (!t->send) {  // the sender's notice
+  if (!t->send) {  // the sender's notice; from a call that failed there, nothing will land
     t->heard = true;
+    if ((e.tag >> kPeerBits) & kFailedTag) t->peer_failed = t->landed = true;
     receiver_done(*t);
     return Status::Ok();
   }
@@ -122,11 +123,12 @@ Status Endpoint::one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer>
     return Errorf(sclRemoteError, "%s sent a clear-to-send of %zu bytes", who(t->peer).c_str(),
                   size_t(e.len));
   }
-  if (t->cts.bytes != t->bytes) {
+  const bool failed = t->tag & kFailedTag;  // the call failed here: the notice said so
+  if (!failed && t->cts.bytes != t->bytes) {
     return Errorf(sclInvalidUsage, "%s expects %llu bytes where this rank sends %zu",
                   who(t->peer).c_str(), static_cast<unsigned long long>(t->cts.bytes), t->bytes);
   }
-  if (t->bytes == 0) {  // nothing to write into an empty buffer
+  if (failed || t->bytes == 0) {  // nothing to write
     t->done = true;
     ++*finished;
     return Status::Ok();

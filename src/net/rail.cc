@@ -14,24 +14,24 @@
 namespace stratacl::net {
 namespace {
 
-// A tag (46 bits, see Endpoint): the space in the top two (rail batches, world batches,
-// point-to-point), then the call (begin(): its kind in 4 bits, an argument hash in 18, and its
-// number in 6), then the batch number in 16, which may wrap: batches of one space complete in
-// order, so no message can be 2^16 batches old. Rail receives match any call and batch of their
-// peer and compare both once the message has landed (run_signed). The call's number keeps hosts
-// in step: a host whose local phase failed skips the call's rail batches, so its next call's
-// messages carry the batch numbers the other hosts still wait for, and only the number says
-// they are another call's (a mismatch, named at once, never data taken for this call's).
-// Point-to-point tags use all 44 bits below the space for their number.
-constexpr uint64_t kWorldTags = uint64_t(1) << 44;
-constexpr uint64_t kP2PTags = uint64_t(2) << 44;
-constexpr uint64_t kSizeTags = uint64_t(3) << 44;  // run_sized()'s expectations
-static_assert((kSizeTags | (kSizeTags - 1)) < kNoticeTag);
+// A tag (45 bits, below the endpoint's own: see kFailedTag): the space in the top two (rail
+// batches, world batches, point-to-point), then the call (begin(): its kind in 4 bits, an
+// argument hash in 17, and its number in 6), then the batch number in 16, which may wrap:
+// batches of one space complete in order, so no message can be 2^16 batches old. Rail receives
+// match any call and batch of their peer and compare both once the message has landed
+// (run_signed). The call's number keeps hosts in step where a host skipped a call's rail batches
+// (a fatal failure there, or a group's call after one that failed): its next call's messages
+// carry the batch numbers the other hosts still wait for, and only the number says they are
+// another call's (a mismatch, named at once, never data taken for this call's).
+// Point-to-point tags use all 43 bits below the space for their number.
+constexpr uint64_t kWorldTags = uint64_t(1) << 43;
+constexpr uint64_t kP2PTags = uint64_t(2) << 43;
+constexpr uint64_t kSizeTags = uint64_t(3) << 43;  // run_sized()'s expectations
+static_assert((kSizeTags | (kSizeTags - 1)) < kFailedTag);
 constexpr uint64_t kTagMask = kWorldTags - 1;
-constexpr int kBatchBits = 16, kSeqBits = 6, kArgsBits = 18, kKindBits = 4;
+constexpr int kBatchBits = 16, kSeqBits = 6, kArgsBits = 17, kKindBits = 4;
 constexpr int kCallShift = kBatchBits + kSeqBits;  // where the kind and hash start
-static_assert((kP2PTags | (kP2PTags - 1)) < kNoticeTag &&
-              kWorldTags == uint64_t(1) << (kCallShift + kArgsBits + kKindBits));
+static_assert(kWorldTags == uint64_t(1) << (kCallShift + kArgsBits + kKindBits));
 constexpr uint64_t kBatchMask = (uint64_t(1) << kBatchBits) - 1;
 constexpr uint64_t kSeqMask = (uint64_t(1) << kSeqBits) - 1;
 constexpr uint64_t kCallMask = ((uint64_t(1) << (kSeqBits + kArgsBits + kKindBits)) - 1)
@@ -60,12 +60,21 @@ Rail::Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
 }
 
 void Rail::begin(uint32_t kind, uint64_t args) {
-  // Fibonacci hashing folds every argument bit into the 18 kept.
+  // Fibonacci hashing folds every argument bit into the 17 kept.
   const uint64_t h = (args * kGoldenGamma) >> (64 - kArgsBits);
   ++calls_;
   call_ = (((uint64_t(kind & 15) << kArgsBits) | h) << kCallShift) |
           ((calls_ & kSeqMask) << kBatchBits);
+  failure_ = Status::Ok();
 }
+
+void Rail::fail_call() {
+  if (failure_.ok()) {
+    failure_ = Errorf(sclInvalidUsage, "the call failed on this host before its network step");
+  }
+}
+
+Status Rail::settle(Status s) const { return s.ok() ? failure_ : s; }
 
 Transfer Rail::send_to(int peer, const void* buf, size_t bytes) {
   Transfer t;
@@ -87,6 +96,8 @@ Transfer Rail::recv_from(int peer, void* buf, size_t bytes) {
 namespace {
 
 // Combines `in` into `acc`, in the order (acc op in).
+// (The operations below reduce nothing into the caller's buffers once the call has failed
+// (fail_call()): what a failed peer sent is not data.)
 void combine(char* acc, const char* in, size_t count, sclDataType_t dt, sclRedOp_t op) {
   const void* srcs[2] = {acc, in};
   reduce::reduce_n(acc, srcs, 2, count, dt, op, 1);
@@ -137,7 +148,16 @@ Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
   // One kind per batch, so a receive may match a message of either kind (clear-to-send or
   // data): one of the other kind can only be another call's, and is reported as such.
   for (Transfer& t : batch) t.one_sided = one_sided;
-  return run_signed(batch, call_ | (++tag_ & kBatchMask), kKindTags, d);
+  SCL_TRY(run_signed(batch, call_ | (++tag_ & kBatchMask), kKindTags | kFailedTag, d));
+  for (const Transfer& t : batch) {
+    if (t.peer_failed && failure_.ok()) {
+      failure_ = Errorf(sclInvalidUsage,
+                        "%s failed this call before its network step, among its host's ranks "
+                        "(mismatched calls there)",
+                        who(t.peer).c_str());
+    }
+  }
+  return Status::Ok();
 }
 
 Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
@@ -149,7 +169,8 @@ Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
 Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore,
                         const Deadline& d) {
   for (Transfer& t : batch) {
-    t.tag = tag;
+    // After a failure, this call's sends say so and carry nothing (fail_call()).
+    t.tag = tag | (t.send && !failure_.ok() ? kFailedTag : 0);
     // A message of another call or batch lands, and is reported as such. Batches whose hosts
     // take part unevenly (recursive doubling's rounds against another call's one round) would
     // otherwise leave the other call's message unmatched and both sides waiting for their
@@ -235,7 +256,7 @@ void Rail::release_scratch() {
 
 Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                        const Deadline& d) {
-  const int H = topo_.hosts, h = topo_.host;
+  const int H = topo_.hosts;
   if (H == 1 || count == 0) return Status::Ok();
   const size_t es = dtype_size(dt);
   if (count * es <= kDirectMaxBytes) {
@@ -243,14 +264,20 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
     // does not associate: grouped pairwise, a NaN would hide whole groups of hosts. They keep
     // the direct round's host order.
     const bool associates = !dtype_floating(dt) || (op != sclMax && op != sclMin);
-    return doubling(H) && associates ? allreduce_doubling(buf, count, dt, op, d)
-                                     : allreduce_direct(buf, count, dt, op, d);
+    return settle(doubling(H) && associates ? allreduce_doubling(buf, count, dt, op, d)
+                                            : allreduce_direct(buf, count, dt, op, d));
   }
   const Chunks ch{buf, count, es, H};
   // ch.bytes(0) is the smallest chunk: the same on every rank, so every rank chooses alike.
   if (H >= kScatterGatherMinHosts && size_t(H - 1) * ch.bytes(0) <= kScatterGatherMaxRoundBytes) {
-    return allreduce_scatter_gather(ch, dt, op, d);
+    return settle(allreduce_scatter_gather(ch, dt, op, d));
   }
+  return settle(allreduce_ring(ch, dt, op, d));
+}
+
+Status Rail::allreduce_ring(const Chunks& ch, sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
+  const int H = topo_.hosts, h = topo_.host;
+  const size_t es = ch.es;
   const int next = peer((h + 1) % H), prev = peer((h + H - 1) % H);
   SCL_ASSIGN_OR_RETURN(char* tmp, scratch(ch.bytes(H - 1) + es));
   const bool os = one_sided(ch.bytes(0));  // the smallest chunk: the same on every rank
@@ -260,7 +287,7 @@ Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
     Transfer batch[2] = {send_to(next, ch.at(out), ch.bytes(out)),
                          recv_from(prev, tmp, ch.bytes(in))};
     SCL_TRY(run(batch, d, os));
-    combine(ch.at(in), tmp, ch.bytes(in) / es, dt, op);
+    if (failure_.ok()) combine(ch.at(in), tmp, ch.bytes(in) / es, dt, op);
   }
   // Allgather: host h owns chunk (h + 1) in full; pass finished chunks along the ring.
   for (int s = 0; s + 1 < H; ++s) {
@@ -289,7 +316,7 @@ Status Rail::allreduce_scatter_gather(const Chunks& ch, sclDataType_t dt, sclRed
   SCL_TRY(run(batch, d, os));
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(h == me ? ch.at(me) : in + size_t(h) * mine);
-  reduce::reduce_n(ch.at(me), srcs.data(), H, mine / ch.es, dt, op, 1);
+  if (failure_.ok()) reduce::reduce_n(ch.at(me), srcs.data(), H, mine / ch.es, dt, op, 1);
   batch.clear();
   for (int h = 0; h < H; ++h) {
     if (h == me) continue;
@@ -321,7 +348,7 @@ Status Rail::allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRe
     Transfer batch[2] = {send_to(peer(partner), buf, bytes), recv_from(peer(partner), in, bytes)};
     SCL_TRY(run(batch, d, os));
     const void* srcs[2] = {partner < me ? in : buf, partner < me ? buf : in};
-    reduce::reduce_n(buf, srcs, 2, count, dt, op, 1);
+    if (failure_.ok()) reduce::reduce_n(buf, srcs, 2, count, dt, op, 1);
   }
   return Status::Ok();
 }
@@ -330,7 +357,7 @@ Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadli
   // Empty blocks keep the direct round: its zero-byte messages still check the call, and no
   // scratch is needed.
   if (bytes > 0 && doubling(topo_.hosts) && bytes * size_t(topo_.hosts) <= kDirectMaxBytes) {
-    return allgather_doubling(blocks, bytes, d);
+    return settle(allgather_doubling(blocks, bytes, d));
   }
   std::vector<Transfer> batch;
   for (int h = 0; h < topo_.hosts; ++h) {
@@ -338,7 +365,7 @@ Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadli
     batch.push_back(send_to(peer(h), blocks[size_t(topo_.host)], bytes));
     batch.push_back(recv_from(peer(h), blocks[size_t(h)], bytes));
   }
-  return run(batch, d, one_sided(bytes));
+  return settle(run(batch, d, one_sided(bytes)));
 }
 
 Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
@@ -367,14 +394,9 @@ int Rail::broadcast_segments(size_t bytes, size_t host_bytes) const {
   return segments > 0 && bytes >= size_t(segments) ? segments : 0;
 }
 
-bool Rail::broadcast_one_sided(size_t bytes, size_t host_bytes) const {
-  const int segments = broadcast_segments(bytes, host_bytes);
-  return one_sided(segments > 0 ? Chunks{nullptr, bytes, 1, segments}.bytes(0) : bytes);
-}
-
 Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes) {
   if (const int segments = broadcast_segments(bytes, host_bytes); segments > 0) {
-    return broadcast_chain(buf, bytes, root, segments, d);
+    return settle(broadcast_chain(buf, bytes, root, segments, d));
   }
   std::vector<Transfer> batch;
   if (topo_.host == root) {
@@ -384,7 +406,7 @@ Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, siz
   } else {
     batch.push_back(recv_from(peer(root), buf, bytes));
   }
-  return run(batch, d, one_sided(bytes));
+  return settle(run(batch, d, one_sided(bytes)));
 }
 
 Status Rail::broadcast_chain(char* buf, size_t bytes, int root, int segments, const Deadline& d) {
@@ -423,8 +445,8 @@ Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t coun
   SCL_TRY(run(batch, d, one_sided(bytes)));
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(h == me ? parts[size_t(me)] : in + size_t(h) * bytes);
-  reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
-  return Status::Ok();
+  if (failure_.ok()) reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
+  return settle(Status::Ok());
 }
 
 Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,
@@ -433,7 +455,7 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
   const size_t bytes = count * dtype_size(dt);
   if (topo_.host != root) {
     Transfer t = send_to(peer(root), mine, bytes);
-    return run(std::span(&t, 1), d, one_sided(bytes));
+    return settle(run(std::span(&t, 1), d, one_sided(bytes)));
   }
   SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes * size_t(H)));
   std::vector<Transfer> batch;
@@ -443,8 +465,8 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
   SCL_TRY(run(batch, d, one_sided(bytes)));
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(h == root ? mine : in + size_t(h) * bytes);
-  reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
-  return Status::Ok();
+  if (failure_.ok()) reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
+  return settle(Status::Ok());
 }
 
 Status Rail::barrier(const Deadline& d) {
@@ -454,7 +476,7 @@ Status Rail::barrier(const Deadline& d) {
     batch.push_back(send_to(peer(h), nullptr, 0));
     batch.push_back(recv_from(peer(h), nullptr, 0));
   }
-  return run(batch, d, false);
+  return settle(run(batch, d, false));
 }
 
 }  // namespace stratacl::net

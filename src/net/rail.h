@@ -83,6 +83,14 @@ class Rail {
   // A call that will not run here (a group's call after one that failed): counted as begin()
   // counts it, so that the next call's number stays what the other hosts' next call carries.
   void skip_call() { ++calls_; }
+  // The call failed on this host before (some of) its rail operations: a step among the host's
+  // ranks found their calls mismatched. Its rail operations still run, batch for batch, but every
+  // send carries no data and says the call failed (net::kFailedTag); receives go on as usual.
+  // A rank that receives such a message fails the call with sclInvalidUsage naming the sender,
+  // and its own later sends in the call say so too: so every host ends the call, with an error
+  // wherever a rank depends on the failed host's data, and the next call finds the hosts in
+  // step. Every operation of the call returns an error on this rank from here.
+  void fail_call();
 
   // Every host ends with the reduction over hosts of `count` elements at buf, identical bits
   // everywhere. Up to kDirectMaxBytes, one round: every host sends its buffer to every other and
@@ -110,9 +118,6 @@ class Rail {
   // rails share the host's link, so that a batch puts as many bytes through it as an unsplit
   // chain's. Every rank of the rail passes the same.
   Status broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes = 0);
-  // Whether that broadcast's transfers are one-sided: then a sender cannot finish a batch before
-  // its receiver, in the same call, has sent its clear-to-send.
-  bool broadcast_one_sided(size_t bytes, size_t host_bytes = 0) const;
   // parts[h]: our partial result for host h (ours: parts[host]). On return, out holds the
   // reduction over hosts, in host order, of every host's part for us.
   Status reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,
@@ -139,6 +144,10 @@ class Rail {
   struct Chunks;  // the ring's and scatter-gather's split of a buffer (rail.cc)
   Status allreduce_scatter_gather(const Chunks& chunks, sclDataType_t dt, sclRedOp_t op,
                                   const Deadline& d);
+  Status allreduce_ring(const Chunks& chunks, sclDataType_t dt, sclRedOp_t op, const Deadline& d);
+  // What an operation returns: `s`, or, where it went through, the call's failure, if any
+  // (fail_call(), or a peer's message saying its call failed).
+  Status settle(Status s) const;
   Status allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                             const Deadline& d);
   Status allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d);
@@ -178,6 +187,7 @@ class Rail {
   StopCheck stop_;
   const char* (*call_name_)(uint32_t kind);
   uint64_t call_ = 0;                      // begin()'s, placed in the tag
+  Status failure_;                         // the call's, since begin() (fail_call())
   uint64_t calls_ = 0;                     // begin()s so far: every rank counts every call
   uint64_t tag_ = 0;                       // rail batches
   uint64_t world_tag_ = 0;                 // exchange() batches

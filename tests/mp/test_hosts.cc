@@ -4,8 +4,8 @@
 //     malloc buffers, in place and out of place; every element and guard checked bitwise; small
 //     allreduces split over the rails (16384 and 6001 elements); scatter-gather over 4 hosts
 //     and more (65537 and 65538 elements); broadcasts down the chain of hosts and beside it
-//     (384 KiB-3 MiB, from every host), split over the rails from blocks of 128 KiB sent
-//     one-sided.
+//     (384 KiB-3 MiB, from every host), split over the rails from blocks of 128 KiB, one-sided
+//     or as messages.
 //     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
@@ -270,6 +270,54 @@ void straddle_keeps_hosts_in_step(const Comm& w, Tally& tally, Coll coll) {
   MP_OK(sclCommDestroy(child));
 }
 
+// Local rank 1 of some hosts reduces (to rank 0) twice the count of the others: of the root's
+// host, of the last host, or of every host. That host's local step fails; its rail still runs
+// the call's network step void (net::Rail::fail_call): the root takes the other hosts' partials
+// off the network where its own host failed, and a failed host's rail tells the root instead of
+// sending nothing. So the call fails on the failed hosts and the root, named, the other ranks
+// (whose part went out) succeed, and the next reduce is right: the hosts stay in step, where
+// one-directional rail steps would otherwise leave a partial for the next call to meet.
+void reduce_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, int bad_host) {
+  const int per = ranks_per_host(), hosts = w.n / per, host = w.rank / per;
+  if (per < 2) return;
+  const bool failed_host = bad_host < 0 || host == bad_host;
+  const size_t count = 1000;
+  std::vector<int32_t> in(2 * count, w.rank + 1), out(2 * count, -1);
+  sclComm_t child = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  const double t0 = now();
+  const size_t mine = failed_host && w.rank % per == 1 ? 2 * count : count;
+  const sclResult_t first =
+      sclReduce(in.data(), out.data(), mine, sclInt32, sclSum, 0, child, nullptr);
+  const std::string first_msg = sclGetLastError(child);
+  std::fill(out.begin(), out.end(), -1);
+  const sclResult_t second =
+      sclReduce(in.data(), out.data(), count, sclInt32, sclSum, 0, child, nullptr);
+  const std::string second_msg = sclGetLastError(child);
+  const double took = now() - t0;
+  bool right = second == sclSuccess;
+  for (size_t i = 0; i < count && right && w.rank == 0; ++i) {
+    right = out[i] == w.n * (w.n + 1) / 2;
+  }
+  const std::string which = bad_host < 0            ? "every host"
+                            : bad_host == 0         ? "the root's host"
+                            : bad_host == hosts - 1 ? "the last host"
+                                                    : "host " + std::to_string(bad_host);
+  const CallInfo info{"reduce mismatch",
+                      sclInt32,
+                      int(sclSum),
+                      count,
+                      0,
+                      "local rank 1 reduces twice the count on " + which};
+  const bool fails = failed_host || w.rank == 0;
+  tally.expect(fails ? first == sclInvalidUsage : first == sclSuccess, info,
+               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
+  tally.expect(right, info,
+               std::string("the second call: ") + sclGetErrorString(second) + ": " + second_msg);
+  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
+  MP_OK(sclCommDestroy(child));
+}
+
 // Within every host, local rank 1 allreduces one element more than the others, at a size the
 // hierarchy splits into shards (hier/allreduce.cc): the shards are the same, and only the tail
 // differs. The call must fail on every rank, named, within seconds (not leave rank 1 alone in a
@@ -307,10 +355,10 @@ void allreduce_tail_mismatch_fails_everywhere(const Comm& w, Tally& tally) {
 // a broadcast split over the rails (hier/broadcast.cc) whose count is one element longer (the
 // same blocks, a tail), or an allgather of the broadcast's block. Only the local steps can tell;
 // the call must fail on every rank, named, within seconds, and the next broadcast be right
-// everywhere or fail everywhere. Blocks of 128 KiB split where the rails' transfers are
-// one-sided (the tests' threshold of 1 byte) and not at the default 256 KiB, where they would
-// be messages: on the root's host the scatter fails before its rails send, and the other hosts'
-// receives would meet the next call's messages.
+// everywhere or fail everywhere. On the root's host the scatter fails before its rails send;
+// they send the call's failure instead (net::Rail::fail_call), so that the other hosts'
+// receives never meet the next call's messages. Blocks of 128 KiB go one-sided where the tests'
+// threshold is 1 byte, and as messages at the default 256 KiB (2x4).
 void split_broadcast_mismatch_fails_everywhere(const Comm& w, Tally& tally, bool allgather,
                                                size_t block_bytes) {
   const int per = ranks_per_host();
@@ -420,11 +468,11 @@ int run_hosts(int argc, char**) {
   // default one-sided threshold (256 KiB) segments go as messages: the three smaller sizes at 4
   // and 6 hosts, 1 MiB + 3 at 6. Sizes that do not divide, from the first and last rank of each
   // host. With several ranks per host they split over the rails where a rail's block is at least
-  // 128 KiB (hier::broadcast_splits) and its transfers go one-sided: all five at 2x2 and 3x2
-  // (every transfer one-sided there), where at 3x2 each rail's chain takes the whole buffer's
-  // segment count (flat, flat, 2, 3, 5: down to 128 KiB + 1 per segment); at 2x4 (one-sided
-  // from 256 KiB) the last two, blocks of 256 KiB + 0 and 768 KiB with tails of 3 and 1
-  // elements, while 512 KiB and 512 KiB + 5 (blocks of 128 KiB, messages) stay unsplit.
+  // 128 KiB (hier::broadcast_splits): all five at 2x2 and 3x2 (every transfer one-sided there),
+  // where at 3x2 each rail's chain takes the whole buffer's segment count (flat, flat, 2, 3, 5:
+  // down to 128 KiB + 1 per segment); at 2x4 (one-sided from 256 KiB) the last four: blocks of
+  // 128 KiB (messages) with tails of 0 and 1 element, and of 256 KiB and 768 KiB with tails of
+  // 3 and 1.
   const int per_host = ranks_per_host();
   for (size_t count : {(size_t(384) << 10) + 1, size_t(512) << 10, (size_t(512) << 10) + 5,
                        (size_t(1) << 20) + 3, (size_t(3) << 20) + 1}) {
@@ -451,6 +499,9 @@ int run_hosts(int argc, char**) {
   straddle_keeps_hosts_in_step(w, tally, Coll::kAllGather);
   straddle_keeps_hosts_in_step(w, tally, Coll::kReduceScatter);
   allreduce_tail_mismatch_fails_everywhere(w, tally);
+  for (int bad_host : {0, w.n / ranks_per_host() - 1, -1}) {
+    reduce_mismatch_keeps_hosts_in_step(w, tally, bad_host);
+  }
   for (size_t block_bytes : {size_t(128) << 10, size_t(256) << 10}) {
     split_broadcast_mismatch_fails_everywhere(w, tally, false, block_bytes);
     split_broadcast_mismatch_fails_everywhere(w, tally, true, block_bytes);
