@@ -190,15 +190,13 @@ def strata(coll, S, H, L, f):
         local("alltoall", L * b) if L > 1 else copy(b, 1)
         rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, 0)  # a message per remote rank
     elif coll == "broadcast":
-        # hier/broadcast.cc: from blocks of SPLIT_BCAST_MIN_BLOCK whose rail transfers (the
-        # block, or its chain segments) go one-sided, split over the rails (the root's host
-        # scatters, each rail broadcasts its block, every host allgathers); else the root's rail
-        # carries S and each host broadcasts it. The rails go down the chain of hosts where
-        # net::Rail::chain_segments says so for S, in its segment count, else flat.
+        # hier/broadcast.cc: from blocks of SPLIT_BCAST_MIN_BLOCK, split over the rails (the
+        # root's host scatters, each rail broadcasts its block, every host allgathers); else the
+        # root's rail carries S and each host broadcasts it. The rails go down the chain of hosts
+        # where net::Rail::chain_segments says so for S, in its segment count, else flat.
         copy(S, 1)  # the root, out of place
         n = chain_segments(S, H)  # the whole buffer's: the rails share the host's link
-        split = (L > 1 and S / L >= SPLIT_BCAST_MIN_BLOCK
-                 and (S / L / n if n else S / L) >= ONE_SIDED_MIN)
+        split = L > 1 and S / L >= SPLIT_BCAST_MIN_BLOCK
         x, act = (S / L, L) if split else (S, 1)
         if split:  # the scatter, on the root's host only: each rank copies its block
             t["mem"] += us(x, f.mem) * f.crowd(1, L)
