@@ -91,11 +91,20 @@ Status Context::local_step(const Call& call) {
 }
 
 Status Context::keep(Status s, bool local) {
+  if (s.ok()) return s;
   // A failed network batch closes the endpoint: the communicator is lost as with a fatal error.
-  if (s.ok() || is_fatal(s) || rail.endpoint().closed()) return s;
+  if (is_fatal(s) || rail.endpoint().closed()) {
+    // Where the host's own step failed first, that failure is the call's news; what ended its
+    // void rail steps (peers in another call that never took part) follows it.
+    if (!state.local_failed) return s;
+    return Status(state.failure.code(),
+                  state.failure.message() + "; then, in the call's network step: " + s.message());
+  }
   if (state.failure.ok()) state.failure = std::move(s);
-  state.local_failed = state.local_failed || local;
-  rail.fail_call();
+  if (local) {
+    state.local_failed = true;
+    rail.fail_call();
+  }
   return Status::Ok();
 }
 
@@ -124,8 +133,24 @@ Status barrier(Context& c) {
   Call b;
   b.coll = Coll::kBarrier;
   SCL_TRY(c.local_step(b));
-  if (c.topo().local == 0) SCL_TRY(c.rail_step(c.rail.barrier(c.local.deadline())));
-  SCL_TRY(c.local_step(b));
+  // Local rank 0 crosses the hosts; then it tells its host's ranks how that went, in a local
+  // broadcast that also holds them until it has crossed. So a failure another host's rail said
+  // (Context::rail_step) fails every rank of this host, not local rank 0's call alone.
+  int32_t crossed = sclSuccess;
+  if (c.topo().local == 0) {
+    SCL_TRY(c.rail_step(c.rail.barrier(c.local.deadline())));
+    crossed = c.outcome().code();
+  }
+  Call word;
+  word.dtype = sclInt32;
+  char* at = reinterpret_cast<char*>(&crossed);
+  SCL_TRY(c.local_step(local_call(word, Coll::kBroadcast, LocalBuffer{at, MemKind::kForeign}, at,
+                                  MemKind::kForeign, 1, 0)));
+  if (c.outcome().ok() && crossed != sclSuccess) {
+    return c.on_host(Errorf(peer_result(crossed),
+                            "the barrier failed on another host (local rank 0 heard it over the "
+                            "network)"));
+  }
   return c.outcome();
 }
 

@@ -258,9 +258,11 @@ bool Endpoint::receiving(const Transfer& t) {
   return !t.send || t.stage == Transfer::kAwaitingClearToSend;
 }
 
-bool Endpoint::another_call(const Transfer& t, uint64_t theirs) {
-  // Either end's call may have failed (kFailedTag) in the same call and batch.
-  return receiving(t) && ((theirs ^ expected_tag(t)) & ignored_bits(t) & ~kFailedTag) != 0;
+bool Endpoint::another_call(const Transfer& t, uint64_t theirs) const {
+  // Either end's call may have failed (kFailedTag), with arguments of its own.
+  const uint64_t ours = expected_tag(t);
+  const uint64_t excused = kFailedTag | ((theirs | ours) & kFailedTag ? excused_ : 0);
+  return receiving(t) && ((theirs ^ ours) & ignored_bits(t) & ~excused) != 0;
 }
 
 Status Endpoint::another_call_error(const Transfer& t, uint64_t theirs, const PeerName& who) const {
@@ -285,7 +287,7 @@ Status Endpoint::reap(std::span<Transfer> batch, const PeerName& who, size_t* fi
       const size_t header = t->header ? sizeof(uint64_t) : 0, len = size_t(entries[k].len);
       if (!t->send && (theirs & kFailedTag)) {
         t->peer_failed = true;
-      } else if (!t->send && len != header + t->bytes && sizes->ok()) {
+      } else if (!t->send && !(t->tag & kFailedTag) && len != header + t->bytes && sizes->ok()) {
         *sizes = Errorf(sclInvalidUsage, "%s sent %zu bytes where this rank expects %zu",
                         who(t->peer).c_str(), len - std::min(len, header), t->bytes);
       }

@@ -53,8 +53,8 @@ struct Transfer {
   // which then are another call's.
   uint64_t ignore = 0;
   bool failed = false;  // poll() only: the transfer completed with an error
-  // A receive whose peer's message said that the call had failed there (kFailedTag): done, and
-  // nothing landed in its buffer. Set by run().
+  // The peer's message, notice or clear-to-send said that the call had failed there
+  // (kFailedTag): the transfer is done, and nothing was written. Set by run().
   bool peer_failed = false;
   // Written one-sided (both sides must say so alike; only where Endpoint::writes()).
   bool one_sided = false;
@@ -87,11 +87,13 @@ struct Transfer {
 constexpr uint64_t kNoticeTag = uint64_t(1) << 46;
 constexpr uint64_t kClearToSendTag = uint64_t(1) << 47;
 constexpr uint64_t kKindTags = kNoticeTag | kClearToSendTag;
-// A send whose tag carries this bit belongs to a call that failed on this rank before the batch:
-// its message (a one-sided sender's notice) carries no data and says so, and a one-sided sender
-// still waits for its clear-to-send, then writes nothing. So both ends finish the batch, and the
-// receiver learns why nothing came (Transfer::peer_failed); a receive that is to meet such a
-// message ignores the bit. The endpoint's own bits begin here: an owner's tags stay below.
+// A transfer whose tag carries this bit belongs to a call that failed on this rank before the
+// batch. A send's message (a one-sided sender's notice) carries no data and says so, and a
+// one-sided sender still waits for its clear-to-send, then writes nothing; a one-sided
+// receiver's clear-to-send says so, and its sender writes nothing either (a message of data
+// still lands). So both ends finish the batch, and the end whose call had not failed learns
+// why (Transfer::peer_failed). Receives that are to meet such messages ignore the bit. The
+// endpoint's own bits begin here: an owner's tags stay below.
 constexpr uint64_t kFailedTag = uint64_t(1) << 45;
 
 // What run() checks while it waits (the communicator's abort flag); and how it names a peer.
@@ -141,6 +143,11 @@ class Endpoint {
   // (a peer in another call): the text after "<peer> ", from the peer's tag and ours.
   using MismatchText = std::function<std::string(uint64_t theirs, uint64_t ours)>;
   void on_mismatch(MismatchText text) { mismatch_ = std::move(text); }
+  // Tag bits (the owner's call signature) in which a failed call's message (kFailedTag, either
+  // end's) may differ from the receive it meets: a call that failed with mismatched arguments
+  // needs no matching ones to say so. Its other bits (the call's number, the batch's) still
+  // must match.
+  void excuse_in_failed_calls(uint64_t bits) { excused_ = bits; }
 
   // Runs a batch: every transfer is posted, then run() returns when all have completed.
   // `stop` is asked, while run() waits, with the peer of the first receive not done yet (-1:
@@ -182,7 +189,7 @@ class Endpoint {
               Status* sizes);
   // A receive matched a message whose ignored tag bits differ from its own: a peer in another
   // call, reported with the owner's mismatch text.
-  static bool another_call(const Transfer& t, uint64_t theirs);
+  bool another_call(const Transfer& t, uint64_t theirs) const;
   // Whether the transfer waits for a message from its peer (a receive, or a one-sided sender
   // waiting for the clear-to-send).
   static bool receiving(const Transfer& t);
@@ -222,6 +229,7 @@ class Endpoint {
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   MismatchText mismatch_;
+  uint64_t excused_ = 0;  // excuse_in_failed_calls()
   std::vector<fi_addr_t> peers_;
   int self_ = 0;
   int64_t spin_ns_ = 0;

@@ -107,9 +107,14 @@ Status Endpoint::one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer>
                   who(sender).c_str());
   }
   auto* t = static_cast<Transfer*>(e.op_context);
-  if (!t->send) {  // the sender's notice; from a call that failed there, nothing will land
+  const bool peer_failed = (e.tag >> kPeerBits) & kFailedTag;
+  // Where either end's call failed (the sender's notice or the receiver's clear-to-send said
+  // so), nothing is written.
+  const bool void_transfer = peer_failed || (t->tag & kFailedTag);
+  t->peer_failed = t->peer_failed || peer_failed;
+  if (!t->send) {  // the sender's notice
     t->heard = true;
-    if ((e.tag >> kPeerBits) & kFailedTag) t->peer_failed = t->landed = true;
+    if (void_transfer) t->landed = true;
     receiver_done(*t);
     return Status::Ok();
   }
@@ -123,12 +128,11 @@ Status Endpoint::one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer>
     return Errorf(sclRemoteError, "%s sent a clear-to-send of %zu bytes", who(t->peer).c_str(),
                   size_t(e.len));
   }
-  const bool failed = t->tag & kFailedTag;  // the call failed here: the notice said so
-  if (!failed && t->cts.bytes != t->bytes) {
+  if (!void_transfer && t->cts.bytes != t->bytes) {
     return Errorf(sclInvalidUsage, "%s expects %llu bytes where this rank sends %zu",
                   who(t->peer).c_str(), static_cast<unsigned long long>(t->cts.bytes), t->bytes);
   }
-  if (failed || t->bytes == 0) {  // nothing to write
+  if (void_transfer || t->bytes == 0) {  // nothing to write
     t->done = true;
     ++*finished;
     return Status::Ok();

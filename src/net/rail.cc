@@ -36,6 +36,7 @@ constexpr uint64_t kBatchMask = (uint64_t(1) << kBatchBits) - 1;
 constexpr uint64_t kSeqMask = (uint64_t(1) << kSeqBits) - 1;
 constexpr uint64_t kCallMask = ((uint64_t(1) << (kSeqBits + kArgsBits + kKindBits)) - 1)
                                << kBatchBits;
+constexpr uint64_t kSignatureMask = ((uint64_t(1) << (kArgsBits + kKindBits)) - 1) << kCallShift;
 
 uint32_t kind_of(uint64_t tag) { return uint32_t(tag >> (kCallShift + kArgsBits)) & 15; }
 uint64_t signature_of(uint64_t tag) { return tag >> kCallShift; }  // kind and argument hash
@@ -45,11 +46,12 @@ uint64_t signature_of(uint64_t tag) { return tag >> kCallShift; }  // kind and a
 Rail::Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
            const char* (*call_name)(uint32_t kind))
     : ep_(std::move(ep)), topo_(topo), stop_(std::move(stop)), call_name_(call_name) {
+  ep_->excuse_in_failed_calls(kSignatureMask);
   ep_->on_mismatch([this](uint64_t theirs, uint64_t ours) {
     const std::string mine = call_name_(kind_of(ours));
     if (signature_of(theirs & kTagMask) == signature_of(ours & kTagMask)) {
       return "is in another call (the same " + mine +
-             " signature): a host skipped a call whose local phase failed there, or this one did";
+             " signature): a host skipped a call that failed there, or this one did";
     }
     if (kind_of(theirs) == kind_of(ours)) {
       return "called " + mine + " with other arguments (dtype, op, count or root) than this rank";
@@ -66,12 +68,12 @@ void Rail::begin(uint32_t kind, uint64_t args) {
   call_ = (((uint64_t(kind & 15) << kArgsBits) | h) << kCallShift) |
           ((calls_ & kSeqMask) << kBatchBits);
   failure_ = Status::Ok();
+  failed_here_ = false;
 }
 
 void Rail::fail_call() {
-  if (failure_.ok()) {
-    failure_ = Errorf(sclInvalidUsage, "the call failed on this host before its network step");
-  }
+  failed_here_ = true;
+  if (failure_.ok()) failure_ = Errorf(sclInvalidUsage, "the call failed on this host");
 }
 
 Status Rail::settle(Status s) const { return s.ok() ? failure_ : s; }
@@ -148,12 +150,27 @@ Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
   // One kind per batch, so a receive may match a message of either kind (clear-to-send or
   // data): one of the other kind can only be another call's, and is reported as such.
   for (Transfer& t : batch) t.one_sided = one_sided;
-  SCL_TRY(run_signed(batch, call_ | (++tag_ & kBatchMask), kKindTags | kFailedTag, d));
+  // A call that failed here waits for its peers' part at most kFailedCallPatienceMs a batch: a
+  // rank whose own call differs from its rail peers' (a reduce to another root, another
+  // collective) may wait for peers that take no part. Then the endpoint closes, and the
+  // communicator with it, as after any failed batch.
+  const Deadline patience =
+      failed_here_
+          ? Deadline::at_ns(std::min(d.at_ns(), now_ns() + kFailedCallPatienceMs * 1000000))
+          : d;
+  Status s = run_signed(batch, call_ | (++tag_ & kBatchMask), kKindTags | kFailedTag, patience);
+  // A batch that ended with the endpoint still usable (a message shorter than its receive) is
+  // done: the call goes on, failed, so that every host runs the same batches.
+  if (!s.ok() && !ep_->closed()) {
+    if (failure_.ok()) failure_ = std::move(s);
+    s = Status::Ok();
+  }
+  SCL_TRY(s);
   for (const Transfer& t : batch) {
     if (t.peer_failed && failure_.ok()) {
       failure_ = Errorf(sclInvalidUsage,
-                        "%s failed this call before its network step, among its host's ranks "
-                        "(mismatched calls there)",
+                        "the call failed on another host (%s said so): a step among a host's "
+                        "ranks found their calls mismatched",
                         who(t.peer).c_str());
     }
   }
@@ -169,8 +186,8 @@ Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
 Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore,
                         const Deadline& d) {
   for (Transfer& t : batch) {
-    // After a failure, this call's sends say so and carry nothing (fail_call()).
-    t.tag = tag | (t.send && !failure_.ok() ? kFailedTag : 0);
+    // After a failure, this call's transfers say so, and its sends carry nothing (fail_call()).
+    t.tag = tag | (failure_.ok() ? 0 : kFailedTag);
     // A message of another call or batch lands, and is reported as such. Batches whose hosts
     // take part unevenly (recursive doubling's rounds against another call's one round) would
     // otherwise leave the other call's message unmatched and both sides waiting for their

@@ -87,10 +87,14 @@ class Rail {
   // ranks found their calls mismatched. Its rail operations still run, batch for batch, but every
   // send carries no data and says the call failed (net::kFailedTag); receives go on as usual.
   // A rank that receives such a message fails the call with sclInvalidUsage naming the sender,
-  // and its own later sends in the call say so too: so every host ends the call, with an error
-  // wherever a rank depends on the failed host's data, and the next call finds the hosts in
-  // step. Every operation of the call returns an error on this rank from here.
+  // and its own later sends in the call say so too (as after a batch that failed without ending
+  // the endpoint, a size mismatch): so every host ends the call, with an error wherever a rank
+  // depends on the failed host's data, and the next call finds the hosts in step. Every
+  // operation of the call returns an error on this rank from here. Where this rank's own call
+  // differs from its rail peers' in shape (another root, another collective), they may take no
+  // part: its batches wait at most kFailedCallPatienceMs each, then end the endpoint.
   void fail_call();
+  static constexpr int64_t kFailedCallPatienceMs = 5000;
 
   // Every host ends with the reduction over hosts of `count` elements at buf, identical bits
   // everywhere. Up to kDirectMaxBytes, one round: every host sends its buffer to every other and
@@ -188,6 +192,7 @@ class Rail {
   const char* (*call_name_)(uint32_t kind);
   uint64_t call_ = 0;                      // begin()'s, placed in the tag
   Status failure_;                         // the call's, since begin() (fail_call())
+  bool failed_here_ = false;               // fail_call() since begin()
   uint64_t calls_ = 0;                     // begin()s so far: every rank counts every call
   uint64_t tag_ = 0;                       // rail batches
   uint64_t world_tag_ = 0;                 // exchange() batches

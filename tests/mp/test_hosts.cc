@@ -22,12 +22,15 @@
 //     first). On a child of all ranks,
 //     every rank's call must fail within seconds, one at least with sclInvalidUsage naming the
 //     mismatch, and the parent goes on.
-//   - mismatches inside a host: local rank 1 with twice the count of an allreduce, or one
-//     element more (the same shards, a tail), and with H times the count of an allgather or a
-//     reduce-scatter whose others fit one local phase (its first local phase then has their
-//     count), and against a broadcast split over the rails,
-//     one element more (the same blocks, a tail) or an allgather of its block; each fails on
-//     every rank, and the next call is right everywhere or fails everywhere.
+//   - mismatches inside a host: local rank 1 with twice the count of an allreduce (the next call
+//     right everywhere), or one element more (the same shards, a tail); with H times the count of
+//     an allgather or a reduce-scatter whose others fit one local phase (its first local phase
+//     then has their count); against a broadcast split over the rails, one element more (the
+//     same blocks, a tail) or an allgather of its block: each fails on every rank, and the next
+//     call is right everywhere or fails everywhere. Reduces with twice the count on the root's
+//     host, the last host or every host, and a reduce against the others' barrier: the failed
+//     host's rails run the call void, and the next call is right everywhere. A reduce to
+//     another root, whose void batch waits for a rail that takes no part: within seconds.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -182,10 +185,9 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
 }
 
 // A mismatch inside one host (its local rank 1 calls with twice the count) fails that host's
-// ranks in their local phase, before the rail; the other hosts reach the rail and must not take
-// that host's next call for this one: the call fails with sclInvalidUsage on every rank, and the
-// matched call after it is right everywhere or fails everywhere, never right nowhere but
-// "successful" somewhere.
+// ranks in their local phase, before the rail; they still run the rail's void batches, which the
+// other hosts' rails meet (net::Rail::fail_call): the call fails with sclInvalidUsage on every
+// rank, and the matched call after it is right everywhere.
 void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
   const int per = ranks_per_host();
   if (per < 2) return;  // a lone rank has no local phase to fail in
@@ -206,12 +208,11 @@ void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
   const CallInfo info{"local mismatch", sclInt32, -1, count, -1, "rank 1 calls twice the count"};
   tally.expect(first == sclInvalidUsage, info,
                std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
-  tally.expect(second != sclSuccess || right, info, "the second call succeeded with wrong data");
+  tally.expect(
+      right, info,
+      std::string("the second call: ") + sclGetErrorString(second) + ": " + sclGetLastError(child));
   tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
   MP_OK(sclCommDestroy(child));
-  int32_t mine[2] = {right, -int32_t(right)}, all[2] = {0, 0};  // max of right, -min of right
-  MP_OK(sclAllReduce(mine, all, 2, sclInt32, sclMax, w.comm, nullptr));
-  tally.expect(all[0] == -all[1], info, "the second call was right on some ranks only");
 }
 
 // The verdict on a mismatched call inside a host and the call after it: the first failed on this
@@ -272,10 +273,11 @@ void straddle_keeps_hosts_in_step(const Comm& w, Tally& tally, Coll coll) {
 
 // Local rank 1 of some hosts reduces (to rank 0) twice the count of the others: of the root's
 // host, of the last host, or of every host. That host's local step fails; its rail still runs
-// the call's network step void (net::Rail::fail_call): the root takes the other hosts' partials
-// off the network where its own host failed, and a failed host's rail tells the root instead of
-// sending nothing. So the call fails on the failed hosts and the root, named, the other ranks
-// (whose part went out) succeed, and the next reduce is right: the hosts stay in step, where
+// the call's network step void (net::Rail::fail_call): where its own host failed, the root's
+// rail takes the other hosts' partials off the network (one-sided, its clear-to-sends tell them
+// of the failure), and a failed host's rail tells the root instead of sending nothing. So the
+// call fails on the failed hosts and the root, named; the other ranks, whose part went out,
+// succeed or learn of it. The next reduce is right: the hosts stay in step, where
 // one-directional rail steps would otherwise leave a partial for the next call to meet.
 void reduce_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, int bad_host) {
   const int per = ranks_per_host(), hosts = w.n / per, host = w.rank / per;
@@ -309,12 +311,82 @@ void reduce_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, int bad_ho
                       count,
                       0,
                       "local rank 1 reduces twice the count on " + which};
+  // The others' part went out; a rail rank among them may have heard of the failure (one-sided,
+  // from the root's clear-to-send).
   const bool fails = failed_host || w.rank == 0;
-  tally.expect(fails ? first == sclInvalidUsage : first == sclSuccess, info,
+  tally.expect(first == sclInvalidUsage || (!fails && first == sclSuccess), info,
                std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
   tally.expect(right, info,
                std::string("the second call: ") + sclGetErrorString(second) + ": " + second_msg);
   tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
+  MP_OK(sclCommDestroy(child));
+}
+
+// On the last host, local rank 1 reduces (to rank 0) while every other rank calls a barrier:
+// that host's local step fails, its local rank 0 runs the rail barrier void, and the other
+// hosts' local rank 0 tells its host's ranks (hier barrier's local broadcast of the outcome), so
+// the barrier fails on every rank (rank 1 of the last host in its reduce, whose rail takes no
+// part), and the next barrier holds everywhere.
+void barrier_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
+  const int per = ranks_per_host();
+  if (per < 2) return;
+  sclComm_t child = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  int32_t in = 1, out = 0;
+  const double t0 = now();
+  const sclResult_t first = w.rank == w.n - per + 1
+                                ? sclReduce(&in, &out, 1, sclInt32, sclSum, 0, child, nullptr)
+                                : sclBarrier(child, nullptr);
+  const std::string first_msg = sclGetLastError(child);
+  const sclResult_t second = sclBarrier(child, nullptr);
+  const double took = now() - t0;
+  const CallInfo info{
+      "barrier mismatch", sclInt32, -1, 1, -1, "local rank 1 of the last host reduces"};
+  tally.expect(first == sclInvalidUsage, info,
+               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
+  tally.expect(
+      second == sclSuccess, info,
+      std::string("the second call: ") + sclGetErrorString(second) + ": " + sclGetLastError(child));
+  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
+  MP_OK(sclCommDestroy(child));
+}
+
+// On the last host, local rank 1 reduces to itself, the others to rank 0: it drives the rail of
+// its local index as the root's, where no rank of that rail takes part. Its void batch waits
+// net::Rail::kFailedCallPatienceMs for them, then ends the endpoint: the communicator is
+// revoked, every rank's call fails or is right within seconds, none waits for its deadline.
+void reduce_to_another_root_ends_within_seconds(const Comm& w, Tally& tally) {
+  const int per = ranks_per_host();
+  if (per < 2) return;
+  sclComm_t child = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  const int odd = w.n - per + 1;
+  const size_t count = 1000;
+  std::vector<int32_t> in(count, w.rank + 1), out(count, -1);
+  const double t0 = now();
+  const sclResult_t first = sclReduce(in.data(), out.data(), count, sclInt32, sclSum,
+                                      w.rank == odd ? odd : 0, child, nullptr);
+  const std::string first_msg = sclGetLastError(child);
+  std::fill(out.begin(), out.end(), -1);
+  const sclResult_t second =
+      sclReduce(in.data(), out.data(), count, sclInt32, sclSum, 0, child, nullptr);
+  const double took = now() - t0;
+  bool right = second == sclSuccess;
+  for (size_t i = 0; i < count && right && w.rank == 0; ++i) {
+    right = out[i] == w.n * (w.n + 1) / 2;
+  }
+  const CallInfo info{"reduce to another root",
+                      sclInt32,
+                      int(sclSum),
+                      count,
+                      0,
+                      "local rank 1 of the last host reduces to itself"};
+  if (w.rank == odd || w.rank == 0) {
+    tally.expect(first == sclInvalidUsage, info,
+                 std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
+  }
+  tally.expect(second != sclSuccess || right, info, "the second call succeeded with wrong data");
+  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s: " + first_msg);
   MP_OK(sclCommDestroy(child));
 }
 
@@ -502,6 +574,8 @@ int run_hosts(int argc, char**) {
   for (int bad_host : {0, w.n / ranks_per_host() - 1, -1}) {
     reduce_mismatch_keeps_hosts_in_step(w, tally, bad_host);
   }
+  barrier_mismatch_keeps_hosts_in_step(w, tally);
+  reduce_to_another_root_ends_within_seconds(w, tally);
   for (size_t block_bytes : {size_t(128) << 10, size_t(256) << 10}) {
     split_broadcast_mismatch_fails_everywhere(w, tally, false, block_bytes);
     split_broadcast_mismatch_fails_everywhere(w, tally, true, block_bytes);

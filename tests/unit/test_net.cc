@@ -229,6 +229,65 @@ TEST(Endpoint, AOneSidedEndMeetingAMessageEndIsAnotherCallNamedAtOnce) {
   }
 }
 
+TEST(Endpoint, AFailedCallsTransferMovesNothingSaysSoAndLeavesBothEndsInStep) {
+  // The failed end: the sender (its message or notice says so), or a one-sided receiver (its
+  // clear-to-send does). A message into a failed receive is drained as usual.
+  for (const bool written : {false, true}) {
+    for (const bool sender_failed : {true, false}) {
+      if (!written && !sender_failed) continue;
+      Self self;
+      ASSERT_TRUE(self.ep);
+      std::vector<char> a(4096, 'a'), b(4096, 'b');
+      auto make = [written](bool send, std::vector<char>& buf, uint64_t tag) {
+        Transfer t = written ? one_sided(send, buf.data(), buf.size(), tag)
+                             : transfer(send, buf.data(), buf.size(), tag);
+        t.ignore = kKindTags | kFailedTag;
+        return t;
+      };
+      const uint64_t failed = kFailedTag;
+      std::vector<Transfer> batch{make(false, b, 7 | (sender_failed ? 0 : failed)),
+                                  make(true, a, 7 | (sender_failed ? failed : 0))};
+      Status s = self.run(batch, 10000);
+      ASSERT_TRUE(s.ok()) << "one-sided " << written << ": " << s.message();
+      EXPECT_TRUE(batch[sender_failed ? 0 : 1].peer_failed) << "one-sided " << written;
+      EXPECT_FALSE(batch[sender_failed ? 1 : 0].peer_failed) << "one-sided " << written;
+      EXPECT_EQ(b, std::vector<char>(4096, 'b')) << "one-sided " << written;
+      // Each end took the other's first message: the next batch pairs as usual and moves data.
+      std::vector<Transfer> next{make(false, b, 8), make(true, a, 8)};
+      s = self.run(next, 10000);
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_FALSE(next[0].peer_failed);
+      EXPECT_EQ(b, a) << "one-sided " << written;
+    }
+  }
+}
+
+TEST(Endpoint, AFailedCallsMessageIsExcusedItsSignatureButNotItsNumber) {
+  // Tag bits 0xf0 stand for the call's signature, 0xf00 for its number.
+  for (const uint64_t theirs :
+       {uint64_t(0x017) | kFailedTag, uint64_t(0x107) | kFailedTag, uint64_t(0x017)}) {
+    Self self;
+    ASSERT_TRUE(self.ep);
+    self.ep->excuse_in_failed_calls(0xf0);
+    std::vector<char> a(64, 'a'), b(64, 'b');
+    Transfer recv = transfer(false, b.data(), b.size(), 0x007);
+    Transfer send = transfer(true, a.data(), a.size(), theirs);
+    recv.ignore = send.ignore = kKindTags | kFailedTag | 0xff0;
+    std::vector<Transfer> batch{recv, send};
+    const Status s = self.run(batch, 10000);
+    if (theirs == (uint64_t(0x017) | kFailedTag)) {
+      EXPECT_TRUE(s.ok()) << s.message();
+      EXPECT_TRUE(batch[0].peer_failed);
+    } else {
+      EXPECT_EQ(s.code(), sclInvalidUsage) << std::hex << theirs << ": " << s.message();
+      EXPECT_NE(s.message().find("peer 0 is in another call"), std::string::npos) << s.message();
+    }
+    if (theirs & kFailedTag) {
+      EXPECT_EQ(b, std::vector<char>(64, 'b'));  // a void message is empty
+    }
+  }
+}
+
 TEST(Endpoint, AOneSidedTransferOfTheWrongSizeIsAnErrorNamingThePeerAndWritesNothing) {
   Self self;
   ASSERT_TRUE(self.ep);
