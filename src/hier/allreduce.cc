@@ -28,6 +28,7 @@ constexpr size_t kSplitMinRedundantBytes = 64 << 10;
 }  // namespace
 
 Status allreduce(Context& c, const Call& call) {
+  c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   const net::Topology& t = c.topo();
   const size_t es = dtype_size(call.dtype), bytes = call.count * es;
   size_t shard = call.count / size_t(t.per_host), main = shard * size_t(t.per_host);

@@ -14,6 +14,7 @@ namespace stratacl::hier {
 namespace {
 
 Status broadcast_by_rails(Context& c, const Call& call, int root_host, int root_local) {
+  c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   const net::Topology& t = c.topo();
   const size_t es = dtype_size(call.dtype), per_host = size_t(t.per_host);
   const size_t block = call.count / per_host, tail = call.count - block * per_host;

@@ -97,7 +97,9 @@ Status Context::keep(Status s, bool local) {
     // Where the host's own step failed first, that failure is the call's news; what ended its
     // void rail steps (peers in another call that never took part) follows it.
     if (!state.local_failed) return s;
-    return Status(state.failure.code(),
+    // The mismatch's code where the endpoint has closed (the communicator goes with it), the
+    // fatal one's where it has not, so that the communicator is revoked either way.
+    return Status(rail.endpoint().closed() ? state.failure.code() : s.code(),
                   state.failure.message() + "; then, in the call's network step: " + s.message());
   }
   if (state.failure.ok()) state.failure = std::move(s);
@@ -130,6 +132,7 @@ Status allgather_bytes(Context& c, const void* mine, size_t bytes, void* all) {
 }
 
 Status barrier(Context& c) {
+  c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   Call b;
   b.coll = Coll::kBarrier;
   SCL_TRY(c.local_step(b));

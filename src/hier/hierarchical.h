@@ -93,7 +93,8 @@ struct Context {
   // The algorithms whose local steps come before rail operations of theirs (allreduce, reduce,
   // reduce-scatter, barrier, the broadcast split over the rails) take every step through these
   // two, and return outcome(), so that a call that fails on one host still takes every host
-  // through the same rail batches, and the next call finds them in step.
+  // through the same rail batches, and the next call finds them in step; they say so to the rail
+  // first (net::Rail::go_on_through_failures).
   // A step among this host's ranks; skipped where one of the call's failed here already (the
   // host's ranks are out of step with each other then). An error that leaves the communicator
   // usable (the ranks' calls mismatched) becomes the call's, and its later rail operations run

@@ -7,6 +7,7 @@
 namespace stratacl::hier {
 
 Status reduce(Context& c, const Call& call) {
+  c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   const net::Topology& t = c.topo();
   const size_t bytes = call.count * dtype_size(call.dtype);
   const int root_host = t.host_of(call.root), root_local = t.local_of(call.root);

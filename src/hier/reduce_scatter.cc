@@ -27,6 +27,7 @@ Status reduce_locally_one_phase(Context& c, const Call& call, size_t bytes, char
 }  // namespace
 
 Status reduce_scatter(Context& c, const Call& call) {
+  c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   const net::Topology& t = c.topo();
   const size_t bytes = call.count * dtype_size(call.dtype);
   char* scratch = c.scratch.get(bytes * size_t(t.hosts));

@@ -107,20 +107,20 @@ Status Endpoint::one_sided_step(const fi_cq_tagged_entry& e, std::span<Transfer>
                   who(sender).c_str());
   }
   auto* t = static_cast<Transfer*>(e.op_context);
+  if (t->send && t->stage == Transfer::kWriting) {  // our write has gone
+    t->done = true;
+    ++*finished;
+    return Status::Ok();
+  }
+  // A message from the peer: where either end's call failed (the sender's notice or the
+  // receiver's clear-to-send said so), nothing is written.
   const bool peer_failed = (e.tag >> kPeerBits) & kFailedTag;
-  // Where either end's call failed (the sender's notice or the receiver's clear-to-send said
-  // so), nothing is written.
   const bool void_transfer = peer_failed || (t->tag & kFailedTag);
   t->peer_failed = t->peer_failed || peer_failed;
   if (!t->send) {  // the sender's notice
     t->heard = true;
     if (void_transfer) t->landed = true;
     receiver_done(*t);
-    return Status::Ok();
-  }
-  if (t->stage == Transfer::kWriting) {  // our write has gone
-    t->done = true;
-    ++*finished;
     return Status::Ok();
   }
   // The clear-to-send this sender waited for.

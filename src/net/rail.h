@@ -85,7 +85,8 @@ class Rail {
   void skip_call() { ++calls_; }
   // The call failed on this host before (some of) its rail operations: a step among the host's
   // ranks found their calls mismatched. Its rail operations still run, batch for batch, but every
-  // send carries no data and says the call failed (net::kFailedTag); receives go on as usual.
+  // transfer says the call failed (net::kFailedTag): sends carry no data, one-sided receives
+  // take none, and a message into a receive lands as usual.
   // A rank that receives such a message fails the call with sclInvalidUsage naming the sender,
   // and its own later sends in the call say so too (as after a batch that failed without ending
   // the endpoint, a size mismatch): so every host ends the call, with an error wherever a rank
@@ -95,6 +96,13 @@ class Rail {
   // part: its batches wait at most kFailedCallPatienceMs each, then end the endpoint.
   void fail_call();
   static constexpr int64_t kFailedCallPatienceMs = 5000;
+  // Says that the caller's algorithm goes on through a failure its rail operations report
+  // (hier::Context::rail_step), its own local steps included: for the rest of the call, a void
+  // message from a peer whose call differs from ours in kind or arguments fails the call (the
+  // failed call's arguments may be the mismatched ones) instead of ending the endpoint. Any
+  // other caller would return at the failure and leave its host's ranks in a local step it
+  // skipped, so there the difference still ends the endpoint and the communicator.
+  void go_on_through_failures();
 
   // Every host ends with the reduction over hosts of `count` elements at buf, identical bits
   // everywhere. Up to kDirectMaxBytes, one round: every host sends its buffer to every other and

@@ -30,7 +30,9 @@
 //     call is right everywhere or fails everywhere. Reduces with twice the count on the root's
 //     host, the last host or every host, and a reduce against the others' barrier: the failed
 //     host's rails run the call void, and the next call is right everywhere. A reduce to
-//     another root, whose void batch waits for a rail that takes no part: within seconds.
+//     another root, whose void batch waits for a rail that takes no part, and an allreduce
+//     against the others' allgather, whose rail peer does not go on through a void message:
+//     within seconds, right everywhere or failed everywhere.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -390,6 +392,36 @@ void reduce_to_another_root_ends_within_seconds(const Comm& w, Tally& tally) {
   MP_OK(sclCommDestroy(child));
 }
 
+// World rank 1 allreduces while every other rank allgathers: host 0's ranks fail in a local
+// step, and rank 1 runs its allreduce's rail batch void. Its rail peer, in an allgather, which
+// returns at a failure its rail reports instead of going on through its local steps, must not
+// take that void message as this call's failure (its host's other rank would wait in the local
+// allgather it skipped, and pair with its next call's): another collective's message ends the
+// endpoint there, and the communicator with it. Every rank's call fails within seconds, and the
+// next call fails everywhere or is right everywhere.
+void local_kind_mismatch_fails_everywhere(const Comm& w, Tally& tally) {
+  const int per = ranks_per_host();
+  if (per < 2) return;
+  const size_t count = 1000, n = size_t(w.n);
+  std::vector<int32_t> in(count, w.rank + 1), out(count * n, -1);
+  sclComm_t child = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  const double t0 = now();
+  const sclResult_t first =
+      w.rank == 1 ? sclAllReduce(in.data(), out.data(), count, sclInt32, sclSum, child, nullptr)
+                  : sclAllGather(in.data(), out.data(), count, sclInt32, child, nullptr);
+  const std::string first_msg = sclGetLastError(child);
+  std::fill(out.begin(), out.end(), -1);
+  const sclResult_t second = sclAllGather(in.data(), out.data(), count, sclInt32, child, nullptr);
+  const double took = now() - t0;
+  bool right = second == sclSuccess;
+  for (size_t i = 0; i < count * n && right; ++i) right = out[i] == int32_t(i / count) + 1;
+  const CallInfo info{
+      "local kind mismatch", sclInt32, -1, count, -1, "rank 1 allreduces, the others allgather"};
+  hosts_in_step(w, tally, info, first, first_msg, second, right, took);
+  MP_OK(sclCommDestroy(child));
+}
+
 // Within every host, local rank 1 allreduces one element more than the others, at a size the
 // hierarchy splits into shards (hier/allreduce.cc): the shards are the same, and only the tail
 // differs. The call must fail on every rank, named, within seconds (not leave rank 1 alone in a
@@ -575,6 +607,7 @@ int run_hosts(int argc, char**) {
     reduce_mismatch_keeps_hosts_in_step(w, tally, bad_host);
   }
   barrier_mismatch_keeps_hosts_in_step(w, tally);
+  local_kind_mismatch_fails_everywhere(w, tally);
   reduce_to_another_root_ends_within_seconds(w, tally);
   for (size_t block_bytes : {size_t(128) << 10, size_t(256) << 10}) {
     split_broadcast_mismatch_fails_everywhere(w, tally, false, block_bytes);
