@@ -99,9 +99,9 @@ Transfer Rail::recv_from(int peer, void* buf, size_t bytes) {
 
 namespace {
 
-// Combines `in` into `acc`, in the order (acc op in).
-// (The operations below reduce nothing into the caller's buffers once the call has failed
-// (fail_call()): what a failed peer sent is not data.)
+// Combines `in` into `acc`, in the order (acc op in). Once the call has failed (fail_call(), or
+// a peer said so), the operations below reduce nothing into the caller's buffers: what a failed
+// peer sent is not data.
 void combine(char* acc, const char* in, size_t count, sclDataType_t dt, sclRedOp_t op) {
   const void* srcs[2] = {acc, in};
   reduce::reduce_n(acc, srcs, 2, count, dt, op, 1);

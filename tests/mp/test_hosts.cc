@@ -186,6 +186,19 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   }
 }
 
+// The verdict where the hosts stay in step through a mismatched call: the first call failed on
+// this rank with sclInvalidUsage (or, where `may_succeed`, succeeded: this rank's part went
+// out), the second was right here, and both took seconds at most.
+void failed_then_right(Tally& tally, const CallInfo& info, sclResult_t first,
+                       const std::string& first_msg, bool may_succeed, sclResult_t second,
+                       const std::string& second_msg, bool right, double took) {
+  tally.expect(first == sclInvalidUsage || (may_succeed && first == sclSuccess), info,
+               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
+  tally.expect(right, info,
+               std::string("the second call: ") + sclGetErrorString(second) + ": " + second_msg);
+  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
+}
+
 // A mismatch inside one host (its local rank 1 calls with twice the count) fails that host's
 // ranks in their local phase, before the rail; they still run the rail's void batches, which the
 // other hosts' rails meet (net::Rail::fail_call): the call fails with sclInvalidUsage on every
@@ -208,12 +221,8 @@ void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
   bool right = second == sclSuccess;
   for (size_t i = 0; i < count && right; ++i) right = buf[i] == w.n * (w.n + 1) / 2;
   const CallInfo info{"local mismatch", sclInt32, -1, count, -1, "rank 1 calls twice the count"};
-  tally.expect(first == sclInvalidUsage, info,
-               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
-  tally.expect(
-      right, info,
-      std::string("the second call: ") + sclGetErrorString(second) + ": " + sclGetLastError(child));
-  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
+  failed_then_right(tally, info, first, first_msg, false, second, sclGetLastError(child), right,
+                    took);
   MP_OK(sclCommDestroy(child));
 }
 
@@ -316,11 +325,7 @@ void reduce_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, int bad_ho
   // The others' part went out; a rail rank among them may have heard of the failure (one-sided,
   // from the root's clear-to-send).
   const bool fails = failed_host || w.rank == 0;
-  tally.expect(first == sclInvalidUsage || (!fails && first == sclSuccess), info,
-               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
-  tally.expect(right, info,
-               std::string("the second call: ") + sclGetErrorString(second) + ": " + second_msg);
-  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
+  failed_then_right(tally, info, first, first_msg, !fails, second, second_msg, right, took);
   MP_OK(sclCommDestroy(child));
 }
 
@@ -344,12 +349,8 @@ void barrier_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
   const double took = now() - t0;
   const CallInfo info{
       "barrier mismatch", sclInt32, -1, 1, -1, "local rank 1 of the last host reduces"};
-  tally.expect(first == sclInvalidUsage, info,
-               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
-  tally.expect(
-      second == sclSuccess, info,
-      std::string("the second call: ") + sclGetErrorString(second) + ": " + sclGetLastError(child));
-  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
+  failed_then_right(tally, info, first, first_msg, false, second, sclGetLastError(child),
+                    second == sclSuccess, took);
   MP_OK(sclCommDestroy(child));
 }
 
