@@ -14,6 +14,7 @@
 namespace stratacl::hier {
 
 Status alltoallv(Context& c, const Call& call) {
+  c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   const net::Topology& t = c.topo();
   const size_t es = dtype_size(call.dtype);
   const int first = t.world_of(t.host, 0);
@@ -27,7 +28,7 @@ Status alltoallv(Context& c, const Call& call) {
   Call local = local_call(call, Coll::kAlltoAllv, call.send, call.recv, call.recv_kind, 0);
   local.sendcounts = arrays[0].data(), local.sdispls = arrays[1].data();
   local.recvcounts = arrays[2].data(), local.rdispls = arrays[3].data();
-  SCL_TRY(c.run_local(local));
+  SCL_TRY(c.local_step(local));
   std::vector<net::Transfer> batch;
   for (int w = 0; w < c.world_ranks; ++w) {
     if (t.host_of(w) == t.host) continue;
@@ -36,7 +37,8 @@ Status alltoallv(Context& c, const Call& call) {
     batch.push_back(
         net::Rail::recv_from(w, call.recv + call.rdispls[w] * es, call.recvcounts[w] * es));
   }
-  return c.rail.exchange(batch, c.local.deadline());
+  SCL_TRY(c.rail_step(c.rail.exchange(batch, c.local.deadline())));
+  return c.outcome();
 }
 
 namespace {
@@ -56,7 +58,8 @@ Status alltoall_in_packs(Context& c, const Call& call) {
   }
   const Call local =
       local_call(call, Coll::kAlltoAll, call.send, call.recv, call.recv_kind, call.count);
-  SCL_TRY(c.on_host(stratacl::alltoall_by_rail(c.local, local, dst)));
+  c.rail.go_on_through_failures();  // its steps go through Context::keep, rail_step
+  SCL_TRY(c.keep(c.on_host(stratacl::alltoall_by_rail(c.local, local, dst)), true));
   std::vector<net::Transfer> batch;
   for (int h = 0; h < t.hosts; ++h) {
     if (h == t.host) continue;
@@ -64,7 +67,8 @@ Status alltoall_in_packs(Context& c, const Call& call) {
     batch.push_back(net::Rail::send_to(peer, dst[size_t(h)], run));
     batch.push_back(net::Rail::recv_from(peer, call.recv + size_t(h) * run, run));
   }
-  return c.rail.exchange(batch, c.local.deadline());
+  SCL_TRY(c.rail_step(c.rail.exchange(batch, c.local.deadline())));
+  return c.outcome();
 }
 
 }  // namespace

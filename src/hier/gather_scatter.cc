@@ -33,30 +33,34 @@ std::vector<net::Transfer> root_batch(Context& c, const Call& call, bool gather)
 }  // namespace
 
 Status gather(Context& c, const Call& call) {
+  c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   const net::Topology& t = c.topo();
   const size_t bytes = call.count * dtype_size(call.dtype);
   if (t.host == t.host_of(call.root)) {
     const bool root = c.world_rank == call.root;
     char* host_blocks = root ? call.recv + size_t(t.world_of(t.host, 0)) * bytes : nullptr;
-    SCL_TRY(c.run_local(local_call(call, Coll::kGather, call.send, host_blocks, call.recv_kind,
-                                   call.count, t.local_of(call.root))));
+    SCL_TRY(c.local_step(local_call(call, Coll::kGather, call.send, host_blocks, call.recv_kind,
+                                    call.count, t.local_of(call.root))));
   }
   std::vector<net::Transfer> batch = root_batch(c, call, true);
-  return c.rail.exchange(batch, c.local.deadline());
+  SCL_TRY(c.rail_step(c.rail.exchange(batch, c.local.deadline())));
+  return c.outcome();
 }
 
 Status scatter(Context& c, const Call& call) {
+  c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   const net::Topology& t = c.topo();
   const size_t bytes = call.count * dtype_size(call.dtype);
   if (t.host == t.host_of(call.root)) {
     const bool root = c.world_rank == call.root;
     const LocalBuffer host_blocks =
         root ? call.send.at(size_t(t.world_of(t.host, 0)) * bytes) : call.send;
-    SCL_TRY(c.run_local(local_call(call, Coll::kScatter, host_blocks, call.recv, call.recv_kind,
-                                   call.count, t.local_of(call.root))));
+    SCL_TRY(c.local_step(local_call(call, Coll::kScatter, host_blocks, call.recv, call.recv_kind,
+                                    call.count, t.local_of(call.root))));
   }
   std::vector<net::Transfer> batch = root_batch(c, call, false);
-  return c.rail.exchange(batch, c.local.deadline());
+  SCL_TRY(c.rail_step(c.rail.exchange(batch, c.local.deadline())));
+  return c.outcome();
 }
 
 }  // namespace stratacl::hier

@@ -90,16 +90,16 @@ struct Context {
   // A collective among this host's ranks (a plain copy when the host has one rank).
   Status run_local(const Call& call);
 
-  // The algorithms whose local steps come before rail operations of theirs (allreduce, reduce,
-  // reduce-scatter, barrier, the broadcast split over the rails) take every step through these
-  // two, and return outcome(), so that a call that fails on one host still takes every host
-  // through the same rail batches, and the next call finds them in step; they say so to the rail
-  // first (net::Rail::go_on_through_failures).
-  // A step among this host's ranks; skipped where one of the call's failed here already (the
-  // host's ranks are out of step with each other then). An error that leaves the communicator
-  // usable (the ranks' calls mismatched) becomes the call's, and its later rail operations run
-  // void (net::Rail::fail_call), telling the other hosts. Only a fatal error comes back: the
-  // caller returns it at once (the communicator is revoked; the heartbeat tells every host).
+  // The algorithms whose local steps come before network operations of theirs (allreduce,
+  // reduce, reduce-scatter, barrier, the broadcast split over the rails, alltoall(v), gather,
+  // scatter) take every step through these two, and return outcome(), so that a call that fails on
+  // one host still takes every host through the same rail batches, and the next call finds them in
+  // step; they say so to the rail first (net::Rail::go_on_through_failures). A step among this
+  // host's ranks; skipped where one of the call's failed here already (the host's ranks are out of
+  // step with each other then). An error that leaves the communicator usable (the ranks' calls
+  // mismatched) becomes the call's, and its later rail operations run void (net::Rail::fail_call),
+  // telling the other hosts. Only a fatal error comes back: the caller returns it at once (the
+  // communicator is revoked; the heartbeat tells every host).
   Status local_step(const Call& call);
   // A rail operation's result, kept as local_step() keeps an error. Another host's failure
   // arrives so: the call goes on, its local steps too (the host's ranks are still in step), and

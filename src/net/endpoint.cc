@@ -139,7 +139,7 @@ ssize_t Endpoint::post(Transfer& t) {
   void* buf = bytes ? t.buf : &empty;
   const uint64_t tag = wire_tag(t.tag, t.send ? self_ : t.peer);
   const fi_addr_t peer = peers_[size_t(t.peer)];
-  if (t.header) return post_with_header(t, tag, peer);
+  if (t.header) return post_with_header(t, bytes, tag, peer);
   if (t.send && bytes <= info_->tx_attr->inject_size) {
     // Small enough to be copied out at once: done on return, no completion to wait for.
     const ssize_t rc = fi_tinject(ep_, buf, bytes, peer, tag);
@@ -150,20 +150,20 @@ ssize_t Endpoint::post(Transfer& t) {
                 : fi_trecv(ep_, buf, bytes, t.desc, peer, tag, t.ignore << kPeerBits, &t.ctx);
 }
 
-ssize_t Endpoint::post_with_header(Transfer& t, uint64_t tag, fi_addr_t peer) {
+ssize_t Endpoint::post_with_header(Transfer& t, size_t bytes, uint64_t tag, fi_addr_t peer) {
   constexpr size_t kHeader = sizeof(uint64_t);
-  if (t.send && kHeader + t.bytes <= info_->tx_attr->inject_size) {
+  if (t.send && kHeader + bytes <= info_->tx_attr->inject_size) {
     // Small: header and data copied into one message and injected, as a plain small send is.
-    std::vector<char> both(kHeader + t.bytes);
+    std::vector<char> both(kHeader + bytes);
     std::memcpy(both.data(), t.header, kHeader);
-    if (t.bytes) std::memcpy(both.data() + kHeader, t.buf, t.bytes);
+    if (bytes) std::memcpy(both.data() + kHeader, t.buf, bytes);
     const ssize_t rc = fi_tinject(ep_, both.data(), both.size(), peer, tag);
     t.done = rc == 0;
     return rc;
   }
-  iovec iov[2] = {{t.header, kHeader}, {t.buf, t.bytes}};
+  iovec iov[2] = {{t.header, kHeader}, {t.buf, bytes}};
   void* desc[2] = {t.header_desc, t.desc};
-  const size_t parts = t.bytes ? 2 : 1;
+  const size_t parts = bytes ? 2 : 1;
   return t.send ? fi_tsendv(ep_, iov, desc, parts, peer, tag, &t.ctx)
                 : fi_trecvv(ep_, iov, desc, parts, peer, tag, t.ignore << kPeerBits, &t.ctx);
 }

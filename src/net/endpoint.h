@@ -181,7 +181,8 @@ class Endpoint {
     return (tag << kPeerBits) | uint64_t(sender);
   }
   ssize_t post(Transfer& t);
-  ssize_t post_with_header(Transfer& t, uint64_t tag, fi_addr_t peer);
+  // `bytes`: the data's (none in a failed call's send).
+  ssize_t post_with_header(Transfer& t, size_t bytes, uint64_t tag, fi_addr_t peer);
   // Reads completions; counts the transfers of `batch` they finish, and in `events` every
   // completion read (progress, even when it finishes nothing).
   // A receive whose message has another size is completed and its error kept in `sizes`.

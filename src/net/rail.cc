@@ -124,19 +124,16 @@ bool Rail::one_sided(size_t bytes) const {
   return one_sided_min_ >= 0 && bytes >= uint64_t(one_sided_min_);
 }
 
-Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
-  // One kind per batch, so a receive may match a message of either kind (clear-to-send or
-  // data): one of the other kind can only be another call's, and is reported as such.
-  for (Transfer& t : batch) t.one_sided = one_sided;
+Deadline Rail::patience(const Deadline& d) const {
   // A call that failed here waits for its peers' part at most kFailedCallPatienceMs a batch: a
-  // rank whose own call differs from its rail peers' (a reduce to another root, another
-  // collective) may wait for peers that take no part. Then the endpoint closes, and the
-  // communicator with it, as after any failed batch.
-  const Deadline patience =
-      failed_here_
-          ? Deadline::at_ns(std::min(d.at_ns(), now_ns() + kFailedCallPatienceMs * 1000000))
-          : d;
-  Status s = run_signed(batch, call_ | (++tag_ & kBatchMask), kKindTags | kFailedTag, patience);
+  // rank whose own call differs from its peers' (a reduce to another root, another collective)
+  // may wait for peers that take no part. Then the endpoint closes, and the communicator with
+  // it, as after any failed batch.
+  if (!failed_here_) return d;
+  return Deadline::at_ns(std::min(d.at_ns(), now_ns() + kFailedCallPatienceMs * 1000000));
+}
+
+Status Rail::went_through(Status s, std::span<const Transfer> batch) {
   // A batch that ended with the endpoint still usable (a message shorter than its receive) is
   // done: the call goes on, failed, so that every host runs the same batches.
   if (!s.ok() && !ep_->closed()) {
@@ -155,17 +152,27 @@ Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
   return Status::Ok();
 }
 
+Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
+  // One kind per batch, so a receive may match a message of either kind (clear-to-send or
+  // data): one of the other kind can only be another call's, and is reported as such.
+  for (Transfer& t : batch) t.one_sided = one_sided;
+  return went_through(
+      run_signed(batch, call_ | (++tag_ & kBatchMask), kKindTags | kFailedTag, patience(d)), batch);
+}
+
 Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
-  const uint64_t tag = kWorldTags | call_ | (++world_tag_ & kBatchMask);
-  for (Transfer& t : batch) t.tag = tag, t.ignore = kCallMask;
-  return run_sized(batch, d, true);
+  // After a failure, the batch's transfers say so, and its sends carry nothing (fail_call()),
+  // as a rail batch's.
+  const uint64_t tag = kWorldTags | call_ | (++world_tag_ & kBatchMask) | failed_bit();
+  for (Transfer& t : batch) t.tag = tag, t.ignore = kCallMask | kFailedTag;
+  return settle(went_through(run_sized(batch, patience(d), true), batch));
 }
 
 Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore,
                         const Deadline& d) {
   for (Transfer& t : batch) {
     // After a failure, this call's transfers say so, and its sends carry nothing (fail_call()).
-    t.tag = tag | (failure_.ok() ? 0 : kFailedTag);
+    t.tag = tag | failed_bit();
     // A message of another call or batch lands, and is reported as such. Batches whose hosts
     // take part unevenly (recursive doubling's rounds against another call's one round) would
     // otherwise leave the other call's message unmatched and both sides waiting for their
@@ -190,6 +197,7 @@ Status Rail::run_sized(std::span<Transfer> batch, const Deadline& d, bool symmet
   std::vector<Transfer> all(batch.begin(), batch.end());
   std::vector<uint64_t> told(batch.size()), heard(batch.size());
   std::vector<size_t> partner(batch.size(), SIZE_MAX);  // the other direction with the same peer
+  std::vector<size_t> word(batch.size(), SIZE_MAX);     // the index in `all` of a size word's own
   for (size_t i = 0; headers && i < batch.size(); ++i) {
     for (size_t j = 0; j < batch.size() && partner[i] == SIZE_MAX; ++j) {
       if (batch[j].peer == batch[i].peer && batch[j].send != batch[i].send &&
@@ -208,13 +216,21 @@ Status Rail::run_sized(std::span<Transfer> batch, const Deadline& d, bool symmet
     }
     Transfer e = t.send ? recv_from(t.peer, &heard[i], sizeof heard[i])
                         : send_to(t.peer, &told[i], sizeof told[i]);
-    e.tag = kSizeTags | (t.tag & kTagMask);
+    e.tag = kSizeTags | (t.tag & (kTagMask | kFailedTag));
     e.ignore = t.ignore;
+    word[i] = all.size();
     all.push_back(e);
   }
   Status s = run_tagged(all, d);
-  for (size_t i = 0; i < batch.size(); ++i) batch[i].done = all[i].done;
-  if (!s.ok()) return s;
+  bool void_call = !batch.empty() && (batch[0].tag & kFailedTag) != 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    batch[i].done = all[i].done;
+    // A peer whose call failed says so in its data's message or its size word.
+    batch[i].peer_failed = all[i].peer_failed || (word[i] != SIZE_MAX && all[word[i]].peer_failed);
+    void_call |= batch[i].peer_failed;
+  }
+  // Where either end's call failed, the words are not this call's sizes: the failure is the news.
+  if (!s.ok() || void_call) return s;
   for (size_t i = 0; i < batch.size(); ++i) {
     const Transfer& t = batch[i];
     if (t.send && heard[i] != t.bytes) {

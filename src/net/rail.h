@@ -142,7 +142,8 @@ class Rail {
 
   // Beyond the rail: transfers with any rank (Transfer::peer is a world rank). Every rank of
   // the communicator calls exchange() once per collective that uses it, with an empty batch if
-  // it has nothing to move, so that all ranks number these batches alike.
+  // it has nothing to move, so that all ranks number these batches alike. In a failed call
+  // (fail_call()) it runs void as a rail batch does: each send carries its size word only.
   Status exchange(std::span<Transfer> batch, const Deadline& d);
   // Point-to-point: the k-th send from a to b matches b's k-th receive from a (NCCL's order).
   Status point_to_point(std::span<Transfer> batch, const Deadline& d);
@@ -179,6 +180,13 @@ class Rail {
   // batches are built alike from the call (a collective's), so both ends of a pair carry the
   // check in their data alike; point-to-point batches are grouped as each rank chose.
   Status run_sized(std::span<Transfer> batch, const Deadline& d, bool symmetric);
+  // kFailedTag where the call has failed (fail_call(), or a peer said so), else 0.
+  uint64_t failed_bit() const { return failure_.ok() ? 0 : kFailedTag; }
+  // The deadline of a batch: `d`, or, where the call failed here, kFailedCallPatienceMs from now.
+  Deadline patience(const Deadline& d) const;
+  // What a batch leaves the call with: a fatal error comes back; another (a message shorter than
+  // its receive) and a peer's word that its call failed become the call's failure (failure_).
+  Status went_through(Status s, std::span<const Transfer> batch);
   // Runs a batch whose transfers already carry their tags.
   Status run_tagged(std::span<Transfer> batch, const Deadline& d);
   // A rail batch, its transfers one-sided or all messages.

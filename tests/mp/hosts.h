@@ -1,6 +1,8 @@
 // Shared by the files of case `hosts` (test_hosts.cc, test_hosts_mismatch.cc).
 #pragma once
 
+#include <string>
+
 #include "harness.h"
 
 namespace mp {
@@ -9,5 +11,15 @@ namespace mp {
 int ranks_per_host();
 // Mismatched calls across hosts, each on a child of all ranks; the world goes on.
 void mismatches_across_hosts(const Comm& w, Tally& tally);
+// Those of them that the network steps of alltoall, gather and scatter meet
+// (test_hosts_exchange_mismatch.cc).
+void exchange_mismatches_keep_hosts_in_step(const Comm& w, Tally& tally);
+
+// The verdict where the hosts stay in step through a mismatched call: the first call failed on
+// this rank with sclInvalidUsage (or, where `may_succeed`, succeeded: this rank's part went
+// out), the second was right here, and both took seconds at most.
+void failed_then_right(Tally& tally, const CallInfo& info, sclResult_t first,
+                       const std::string& first_msg, bool may_succeed, sclResult_t second,
+                       const std::string& second_msg, bool right, double took);
 
 }  // namespace mp

@@ -14,7 +14,7 @@
 //   - alltoall, alltoallv, gather, scatter (every root) and a send/recv ring, the same way.
 //   - splits: one rank per host (the child spans hosts), one host per child, and keys that
 //     interleave hosts (refused with sclInvalidUsage; the parent goes on).
-//   - mismatched calls across hosts: test_hosts_mismatch.cc.
+//   - mismatched calls across hosts: test_hosts_mismatch.cc, test_hosts_exchange_mismatch.cc.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -87,9 +87,8 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   }
 }
 
-// The verdict where the hosts stay in step through a mismatched call: the first call failed on
-// this rank with sclInvalidUsage (or, where `may_succeed`, succeeded: this rank's part went
-// out), the second was right here, and both took seconds at most.
+}  // namespace
+
 void failed_then_right(Tally& tally, const CallInfo& info, sclResult_t first,
                        const std::string& first_msg, bool may_succeed, sclResult_t second,
                        const std::string& second_msg, bool right, double took) {
@@ -99,6 +98,8 @@ void failed_then_right(Tally& tally, const CallInfo& info, sclResult_t first,
                std::string("the second call: ") + sclGetErrorString(second) + ": " + second_msg);
   tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
 }
+
+namespace {
 
 // A mismatch inside one host (its local rank 1 calls with twice the count) fails that host's
 // ranks in their local phase, before the rail; they still run the rail's void batches, which the
@@ -412,6 +413,7 @@ void mismatches_across_hosts(const Comm& w, Tally& tally) {
   barrier_mismatch_keeps_hosts_in_step(w, tally);
   local_kind_mismatch_fails_everywhere(w, tally);
   reduce_to_another_root_ends_within_seconds(w, tally);
+  exchange_mismatches_keep_hosts_in_step(w, tally);
   for (size_t block_bytes : {size_t(128) << 10, size_t(256) << 10}) {
     split_broadcast_mismatch_fails_everywhere(w, tally, false, block_bytes);
     split_broadcast_mismatch_fails_everywhere(w, tally, true, block_bytes);
