@@ -67,10 +67,14 @@ class Fabric:
         self.cores, self.shared_cpu, self.mem, self.local = cores, shared_cpu, mem, local
         self.lam, self.beta_loc = lam, beta_loc  # intra-host step (µs) and rate, peers' models
 
+    busiest_core = False  # --busiest-core: the contention of the testbed's busiest core
+
     def crowd(self, hosts, active):
-        """Contention: ranks busy at once per core of their domain (at least 1)."""
+        """Contention: ranks busy at once per core of their domain (at least 1): the mean, or
+        with busiest_core the busiest core's count, ceil(busy / cores): a rank is not split."""
         busy = hosts * active if self.shared_cpu else active
-        return max(1.0, busy / self.cores)
+        per_core = busy / self.cores
+        return max(1.0, math.ceil(per_core) if self.busiest_core else per_core)
 
     def with_(self, **kw):
         f = Fabric(self.name, self.alpha, self.o)
@@ -458,9 +462,12 @@ def main():
     ap.add_argument("--o-us", type=float, help="per-message cost on the RDMA fabrics (predictions)")
     ap.add_argument("--rescale-link", action="store_true",
                     help="scale beta by each run's link_gbs (runs of other days)")
+    ap.add_argument("--busiest-core", action="store_true",
+                    help="the testbed's contention as its busiest core's ranks, not the mean")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--out", default=os.path.join(RESULTS, "scale-model.txt"))
     a = ap.parse_args()
+    Fabric.busiest_core = a.busiest_core
     runs = {int(m.group(1)): os.path.join(a.runs, p) for p in os.listdir(a.runs)
             for m in [re.fullmatch(r"local-(\d+)\.csv", p)] if m}
     runs.update({int(k): v for k, v in (x.split("=", 1) for x in a.local)})
