@@ -39,26 +39,35 @@ Status allreduce(Context& c, const Call& call) {
     main = 0;
     tail = call.count;
   }
+  // Alone on its host, a rank has no local steps to take: its rail reads the input where it is
+  // and writes the output, where a local step would copy the input into the output first.
+  const bool alone = t.per_host == 1;
   if (shard > 0) {
     // The shard's local steps carry the tail as their root (which they ignore, but the step
     // signature holds): a rank whose count is one element longer has the same shards, and would
     // otherwise pass them with the others', then wait alone in its tail's local step.
     const int signed_tail = int(tail);
     char* mine = call.recv + size_t(t.local) * shard * es;
-    SCL_TRY(c.local_step(local_call(call, Coll::kReduceScatter, call.send, mine, call.recv_kind,
-                                    shard, signed_tail)));
+    const char* in = alone ? call.send.ptr : mine;
+    if (!alone) {
+      SCL_TRY(c.local_step(local_call(call, Coll::kReduceScatter, call.send, mine, call.recv_kind,
+                                      shard, signed_tail)));
+    }
     SCL_TRY(c.rail_step(
-        c.rail.allreduce(mine, shard, call.dtype, summing(call.op), c.local.deadline())));
+        c.rail.allreduce(in, mine, shard, call.dtype, summing(call.op), c.local.deadline())));
     if (c.outcome().ok()) finish_average(call, mine, shard, c.world_ranks);
     SCL_TRY(c.local_step(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind},
                                     call.recv, call.recv_kind, shard, signed_tail)));
   }
   if (tail > 0) {
     char* out = call.recv + main * es;
-    SCL_TRY(c.local_step(
-        local_call(call, Coll::kAllReduce, call.send.at(main * es), out, call.recv_kind, tail)));
-    SCL_TRY(
-        c.rail_step(c.rail.allreduce(out, tail, call.dtype, summing(call.op), c.local.deadline())));
+    const char* in = alone ? call.send.ptr + main * es : out;
+    if (!alone) {
+      SCL_TRY(c.local_step(
+          local_call(call, Coll::kAllReduce, call.send.at(main * es), out, call.recv_kind, tail)));
+    }
+    SCL_TRY(c.rail_step(
+        c.rail.allreduce(in, out, tail, call.dtype, summing(call.op), c.local.deadline())));
     if (c.outcome().ok()) finish_average(call, out, tail, c.world_ranks);
   }
   return c.outcome();

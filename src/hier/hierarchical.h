@@ -14,7 +14,8 @@
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
 //                   Small inputs: one local reduce-scatter of the input copied into heap
-//                   scratch as one run of H blocks per local rank.
+//                   scratch as one run of H blocks per local rank. Alone on its host, a rank's
+//                   rail takes the input's blocks as they are (so does its allreduce's).
 //   barrier         local barrier, rail 0 barrier, a local broadcast of rail 0's outcome.
 //   alltoall        small blocks: one local step gathers, for each host, the blocks of the
 //                   host's ranks for our rail peer there; one message per rail and host pair.

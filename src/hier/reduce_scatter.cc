@@ -30,16 +30,23 @@ Status reduce_scatter(Context& c, const Call& call) {
   c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   const net::Topology& t = c.topo();
   const size_t bytes = call.count * dtype_size(call.dtype);
-  char* scratch = c.scratch.get(bytes * size_t(t.hosts));
-  std::vector<char*> parts;
-  for (int h = 0; h < t.hosts; ++h) parts.push_back(scratch + size_t(h) * bytes);
-  if (t.per_host > 1 && bytes * size_t(c.world_ranks) <= kOnePhaseMaxBytes) {
-    SCL_TRY(reduce_locally_one_phase(c, call, bytes, scratch));
+  std::vector<const char*> parts;
+  if (t.per_host == 1) {
+    // Alone on its host, a rank's partial for host h is its input's block h: the rail sends and
+    // reduces it where it is, where a local step would copy the whole input first.
+    for (int h = 0; h < t.hosts; ++h) parts.push_back(call.send.ptr + size_t(h) * bytes);
   } else {
-    for (int h = 0; h < t.hosts; ++h) {
-      const size_t range = size_t(t.world_of(h, 0)) * bytes;
-      SCL_TRY(c.local_step(local_call(call, Coll::kReduceScatter, call.send.at(range), parts[h],
-                                      MemKind::kForeign, call.count)));
+    char* scratch = c.scratch.get(bytes * size_t(t.hosts));
+    for (int h = 0; h < t.hosts; ++h) parts.push_back(scratch + size_t(h) * bytes);
+    if (bytes * size_t(c.world_ranks) <= kOnePhaseMaxBytes) {
+      SCL_TRY(reduce_locally_one_phase(c, call, bytes, scratch));
+    } else {
+      for (int h = 0; h < t.hosts; ++h) {
+        const size_t range = size_t(t.world_of(h, 0)) * bytes;
+        SCL_TRY(
+            c.local_step(local_call(call, Coll::kReduceScatter, call.send.at(range),
+                                    scratch + size_t(h) * bytes, MemKind::kForeign, call.count)));
+      }
     }
   }
   SCL_TRY(c.rail_step(c.rail.reduce_scatter(parts, call.recv, call.count, call.dtype,

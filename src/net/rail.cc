@@ -98,17 +98,8 @@ Transfer Rail::recv_from(int peer, void* buf, size_t bytes) {
   return t;
 }
 
-namespace {
-
-// Combines `in` into `acc`, in the order (acc op in). Once the call has failed (fail_call(), or
-// a peer said so), the operations below reduce nothing into the caller's buffers: what a failed
-// peer sent is not data.
-void combine(char* acc, const char* in, size_t count, sclDataType_t dt, sclRedOp_t op) {
-  const void* srcs[2] = {acc, in};
-  reduce::reduce_n(acc, srcs, 2, count, dt, op, 1);
-}
-
-}  // namespace
+// Once the call has failed (fail_call(), or a peer said so), the operations below reduce nothing
+// into the caller's buffers: what a failed peer sent is not data.
 
 std::string Rail::who(int world) const {
   return "rank " + std::to_string(world) + " (host " + std::to_string(topo_.host_of(world)) + ")";
@@ -265,40 +256,48 @@ void Rail::release_scratch() {
   scratch_ = nullptr, scratch_bytes_ = 0;
 }
 
-Status Rail::allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                        const Deadline& d) {
   const int H = topo_.hosts;
-  if (H == 1 || count == 0) return Status::Ok();
   const size_t es = dtype_size(dt);
+  if (H == 1 || count == 0) {
+    if (in != buf && count > 0) std::memcpy(buf, in, count * es);
+    return Status::Ok();
+  }
   if (count * es <= kDirectMaxBytes) {
     // Max and min over floating types skip a NaN in any input but the first (reduce.h), which
     // does not associate: grouped pairwise, a NaN would hide whole groups of hosts. They keep
     // the direct round's host order.
     const bool associates = !dtype_floating(dt) || (op != sclMax && op != sclMin);
-    return settle(doubling(H) && associates ? allreduce_doubling(buf, count, dt, op, d)
-                                            : allreduce_direct(buf, count, dt, op, d));
+    return settle(doubling(H) && associates ? allreduce_doubling(in, buf, count, dt, op, d)
+                                            : allreduce_direct(in, buf, count, dt, op, d));
   }
   const Chunks ch{buf, count, es, H};
   // ch.bytes(0) is the smallest chunk: the same on every rank, so every rank chooses alike.
   if (H >= kScatterGatherMinHosts && size_t(H - 1) * ch.bytes(0) <= kScatterGatherMaxRoundBytes) {
-    return settle(allreduce_scatter_gather(ch, dt, op, d));
+    return settle(allreduce_scatter_gather(in, ch, dt, op, d));
   }
-  return settle(allreduce_ring(ch, dt, op, d));
+  return settle(allreduce_ring(in, ch, dt, op, d));
 }
 
-Status Rail::allreduce_ring(const Chunks& ch, sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
+Status Rail::allreduce_ring(const char* in, const Chunks& ch, sclDataType_t dt, sclRedOp_t op,
+                            const Deadline& d) {
   const int H = topo_.hosts, h = topo_.host;
   const size_t es = ch.es;
+  auto input = [&](int c) { return in + ch.first(c) * es; };
   const int next = peer((h + 1) % H), prev = peer((h + H - 1) % H);
   SCL_ASSIGN_OR_RETURN(char* tmp, scratch(ch.bytes(H - 1) + es));
   const bool os = one_sided(ch.bytes(0));  // the smallest chunk: the same on every rank
   // Reduce-scatter: after step s, chunk (h - s - 1) holds the sum over s + 2 hosts.
+  // The first step sends our own input's chunk; each chunk that comes in is reduced with ours
+  // from the input into the output, and goes on from there.
   for (int s = 0; s + 1 < H; ++s) {
-    const int out = (h - s + H) % H, in = (h - s - 1 + H) % H;
-    Transfer batch[2] = {send_to(next, ch.at(out), ch.bytes(out)),
-                         recv_from(prev, tmp, ch.bytes(in))};
+    const int out = (h - s + H) % H, got = (h - s - 1 + H) % H;
+    Transfer batch[2] = {send_to(next, s == 0 ? input(out) : ch.at(out), ch.bytes(out)),
+                         recv_from(prev, tmp, ch.bytes(got))};
     SCL_TRY(run(batch, d, os));
-    if (failure_.ok()) combine(ch.at(in), tmp, ch.bytes(in) / es, dt, op);
+    const void* srcs[2] = {input(got), tmp};
+    if (failure_.ok()) reduce::reduce_n(ch.at(got), srcs, 2, ch.bytes(got) / es, dt, op, 1);
   }
   // Allgather: host h owns chunk (h + 1) in full; pass finished chunks along the ring.
   for (int s = 0; s + 1 < H; ++s) {
@@ -310,8 +309,8 @@ Status Rail::allreduce_ring(const Chunks& ch, sclDataType_t dt, sclRedOp_t op, c
   return Status::Ok();
 }
 
-Status Rail::allreduce_scatter_gather(const Chunks& ch, sclDataType_t dt, sclRedOp_t op,
-                                      const Deadline& d) {
+Status Rail::allreduce_scatter_gather(const char* input, const Chunks& ch, sclDataType_t dt,
+                                      sclRedOp_t op, const Deadline& d) {
   // Host h reduces chunk h (the ring's chunks), in host order, from every host's copy, then
   // sends the result to every host: each chunk's bits come from one host, so all agree.
   const int H = topo_.hosts, me = topo_.host;
@@ -321,12 +320,14 @@ Status Rail::allreduce_scatter_gather(const Chunks& ch, sclDataType_t dt, sclRed
   std::vector<Transfer> batch;
   for (int h = 0; h < H; ++h) {
     if (h == me) continue;
-    batch.push_back(send_to(peer(h), ch.at(h), ch.bytes(h)));
+    batch.push_back(send_to(peer(h), input + ch.first(h) * ch.es, ch.bytes(h)));
     batch.push_back(recv_from(peer(h), in + size_t(h) * mine, mine));
   }
   SCL_TRY(run(batch, d, os));
   std::vector<const void*> srcs;
-  for (int h = 0; h < H; ++h) srcs.push_back(h == me ? ch.at(me) : in + size_t(h) * mine);
+  for (int h = 0; h < H; ++h) {
+    srcs.push_back(h == me ? input + ch.first(me) * ch.es : in + size_t(h) * mine);
+  }
   if (failure_.ok()) reduce::reduce_n(ch.at(me), srcs.data(), H, mine / ch.es, dt, op, 1);
   batch.clear();
   for (int h = 0; h < H; ++h) {
@@ -337,16 +338,16 @@ Status Rail::allreduce_scatter_gather(const Chunks& ch, sclDataType_t dt, sclRed
   return run(batch, d, os);
 }
 
-Status Rail::allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
-                              const Deadline& d) {
-  // A reduce-scatter whose every part is the whole buffer: each host sends it to every other and
-  // reduces all of them, in host order, into it.
-  const std::vector<char*> parts(size_t(topo_.hosts), buf);
+Status Rail::allreduce_direct(const char* in, char* buf, size_t count, sclDataType_t dt,
+                              sclRedOp_t op, const Deadline& d) {
+  // A reduce-scatter whose every part is the whole input: each host sends it to every other and
+  // reduces all of them, in host order, into the output.
+  const std::vector<const char*> parts(size_t(topo_.hosts), in);
   return reduce_scatter(parts, buf, count, dt, op, d);
 }
 
-Status Rail::allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
-                                const Deadline& d) {
+Status Rail::allreduce_doubling(const char* input, char* buf, size_t count, sclDataType_t dt,
+                                sclRedOp_t op, const Deadline& d) {
   // After the round of `mask`, each host holds the reduction over its group of 2 * mask hosts.
   // Both ends of an exchange put the lower host's value first, so they compute the same bits
   // (max and min keep the earlier of ties).
@@ -354,11 +355,12 @@ Status Rail::allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRe
   const size_t bytes = count * dtype_size(dt);
   SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes));
   const bool os = one_sided(bytes);
-  for (int mask = 1; mask < H; mask *= 2) {
+  const char* mine = input;  // the first round's; the output from there
+  for (int mask = 1; mask < H; mask *= 2, mine = buf) {
     const int partner = me ^ mask;
-    Transfer batch[2] = {send_to(peer(partner), buf, bytes), recv_from(peer(partner), in, bytes)};
+    Transfer batch[2] = {send_to(peer(partner), mine, bytes), recv_from(peer(partner), in, bytes)};
     SCL_TRY(run(batch, d, os));
-    const void* srcs[2] = {partner < me ? in : buf, partner < me ? buf : in};
+    const void* srcs[2] = {partner < me ? in : mine, partner < me ? mine : in};
     if (failure_.ok()) reduce::reduce_n(buf, srcs, 2, count, dt, op, 1);
   }
   return Status::Ok();
@@ -400,8 +402,8 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
   return Status::Ok();
 }
 
-Status Rail::reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,
-                            sclRedOp_t op, const Deadline& d) {
+Status Rail::reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
+                            sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
   const int H = topo_.hosts, me = topo_.host;
   const size_t bytes = count * dtype_size(dt);
   SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes * size_t(H)));

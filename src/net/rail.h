@@ -104,18 +104,20 @@ class Rail {
   // skipped, so there the difference still ends the endpoint and the communicator.
   void go_on_through_failures();
 
-  // Every host ends with the reduction over hosts of `count` elements at buf, identical bits
-  // everywhere. Up to kDirectMaxBytes, one round: every host sends its buffer to every other and
-  // reduces all of them in host order; or, from set_doubling_min_hosts() hosts where H is a
-  // power of two, recursive doubling: log2 H rounds of one message each way, where the direct
-  // round posts 2(H-1) messages (each pair reduces the lower host's value first, so every host
-  // ends with the same bits, though not in host order). Above, ring reduce-scatter then ring
+  // Every host ends with the reduction over hosts of its `count` elements at `in` in `buf`,
+  // identical bits everywhere (`in` may be `buf`; else they do not overlap, and `in` is only
+  // read: no copy into `buf` first). Up to kDirectMaxBytes, one round: every host sends its buffer
+  // to every other and reduces all of them in host order; or, from set_doubling_min_hosts() hosts
+  // where H is a power of two, recursive doubling: log2 H rounds of one message each way, where the
+  // direct round posts 2(H-1) messages (each pair reduces the lower host's value first, so every
+  // host ends with the same bits, though not in host order). Above, ring reduce-scatter then ring
   // allgather (each chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host
   // instead of H-1; or, from kScatterGatherMinHosts hosts while H - 1 chunks are at most
   // kScatterGatherMaxRoundBytes, the same bytes in two rounds: every host sends chunk h to host h,
   // which reduces the H copies in host order and sends the result to every host. op is sum, prod,
   // max or min: averages divide afterwards.
-  Status allreduce(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op, const Deadline& d);
+  Status allreduce(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+                   const Deadline& d);
   // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
   // filled from host h's rail peer otherwise. One direct round (a message to and from every
   // host); or, where recursive doubling applies (set_doubling_min_hosts()) and the H blocks
@@ -132,8 +134,8 @@ class Rail {
   Status broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes = 0);
   // parts[h]: our partial result for host h (ours: parts[host]). On return, out holds the
   // reduction over hosts, in host order, of every host's part for us.
-  Status reduce_scatter(std::span<char* const> parts, char* out, size_t count, sclDataType_t dt,
-                        sclRedOp_t op, const Deadline& d);
+  Status reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
+                        sclDataType_t dt, sclRedOp_t op, const Deadline& d);
   // Host `root` ends with the reduction, in host order, of every host's `mine` in `out`.
   Status reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,
                 int root, const Deadline& d);
@@ -152,17 +154,19 @@ class Rail {
 
  private:
   int peer(int h) const { return topo_.world_of(h, topo_.local); }
-  Status allreduce_direct(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
+  Status allreduce_direct(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                           const Deadline& d);
   struct Chunks;  // the ring's and scatter-gather's split of a buffer (rail.cc)
-  Status allreduce_scatter_gather(const Chunks& chunks, sclDataType_t dt, sclRedOp_t op,
-                                  const Deadline& d);
-  Status allreduce_ring(const Chunks& chunks, sclDataType_t dt, sclRedOp_t op, const Deadline& d);
+  // `in`: the input, laid out as `chunks` (chunks.buf, the output, where in place).
+  Status allreduce_scatter_gather(const char* in, const Chunks& chunks, sclDataType_t dt,
+                                  sclRedOp_t op, const Deadline& d);
+  Status allreduce_ring(const char* in, const Chunks& chunks, sclDataType_t dt, sclRedOp_t op,
+                        const Deadline& d);
   // What an operation returns: `s`, or, where it went through, the call's failure, if any
   // (fail_call(), or a peer's message saying its call failed).
   Status settle(Status s) const;
-  Status allreduce_doubling(char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
-                            const Deadline& d);
+  Status allreduce_doubling(const char* in, char* buf, size_t count, sclDataType_t dt,
+                            sclRedOp_t op, const Deadline& d);
   Status allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   Status broadcast_chain(char* buf, size_t bytes, int root, int segments, const Deadline& d);
   int broadcast_segments(size_t bytes, size_t host_bytes) const;  // 0: flat

@@ -102,7 +102,10 @@ void exchange_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, Exchange
   const std::string second_msg = sclGetLastError(child);
   const double took = now() - t0;
   const bool right = second == sclSuccess && right_here(e, out, count, w);
-  const CallInfo info{std::string(name_of(e)) + " local mismatch", sclInt32, -1, count,
+  const CallInfo info{std::string(name_of(e)) + " local mismatch",
+                      sclInt32,
+                      -1,
+                      count,
                       e == Exchange::kGather || e == Exchange::kScatter ? 0 : -1,
                       "local rank 1 of the root's host calls twice the count"};
   failed_then_right(tally, info, first, first_msg, false, second, second_msg, right, took);
