@@ -30,6 +30,10 @@ constexpr uint64_t kP2PTags = uint64_t(2) << 43;
 constexpr uint64_t kSizeTags = uint64_t(3) << 43;  // run_sized()'s expectations
 static_assert((kSizeTags | (kSizeTags - 1)) < kFailedTag);
 constexpr uint64_t kTagMask = kWorldTags - 1;
+// What a rail or world batch's receive ignores when matching (and compares once the message has
+// landed): the space bit that tells those two apart, the kinds of one-sided messages (a
+// clear-to-send or a notice), and the failed bit.
+constexpr uint64_t kRailOrWorld = kWorldTags | kKindTags | kFailedTag;
 constexpr int kBatchBits = 16, kSeqBits = 6, kArgsBits = 17, kKindBits = 4;
 constexpr int kCallShift = kBatchBits + kSeqBits;  // where the kind and hash start
 static_assert(kWorldTags == uint64_t(1) << (kCallShift + kArgsBits + kKindBits));
@@ -147,20 +151,20 @@ Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
   // One kind per batch, so a receive may match a message of either kind (clear-to-send or
   // data): one of the other kind can only be another call's, and is reported as such.
   for (Transfer& t : batch) t.one_sided = one_sided;
-  return went_through(
-      run_signed(batch, call_ | (++tag_ & kBatchMask), kKindTags | kFailedTag, patience(d)), batch);
+  return went_through(run_signed(batch, call_ | (++tag_ & kBatchMask), patience(d)), batch);
 }
 
 Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
   // After a failure, the batch's transfers say so, and its sends carry nothing (fail_call()),
   // as a rail batch's.
   const uint64_t tag = kWorldTags | call_ | (++world_tag_ & kBatchMask) | failed_bit();
-  for (Transfer& t : batch) t.tag = tag, t.ignore = kCallMask | kFailedTag;
+  // Its receives take a rail batch's message as well as a world batch's (kRailOrWorld), as a
+  // rail batch's receives do.
+  for (Transfer& t : batch) t.tag = tag, t.ignore = kCallMask | kBatchMask | kRailOrWorld;
   return settle(went_through(run_sized(batch, patience(d), true), batch));
 }
 
-Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore,
-                        const Deadline& d) {
+Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d) {
   for (Transfer& t : batch) {
     // After a failure, this call's transfers say so, and its sends carry nothing (fail_call()).
     t.tag = tag | failed_bit();
@@ -168,8 +172,12 @@ Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore
     // take part unevenly (recursive doubling's rounds against another call's one round) would
     // otherwise leave the other call's message unmatched and both sides waiting for their
     // deadlines. Matching stays right without the number: a peer sends us at most one rail
-    // message per batch, and the provider delivers one sender's messages in order.
-    t.ignore = kCallMask | kBatchMask | ignore;
+    // message per batch, and the provider delivers one sender's messages in order. The same
+    // holds for a world batch's message (exchange()), which lands too (kRailOrWorld): a call
+    // whose messages go along the rails against one whose messages form a world batch (an
+    // allreduce against an alltoall) is named at once, where neither side's receives would meet
+    // the other's messages before the deadline.
+    t.ignore = kCallMask | kBatchMask | kRailOrWorld;
   }
   return run_tagged(batch, d);
 }
@@ -208,7 +216,7 @@ Status Rail::run_sized(std::span<Transfer> batch, const Deadline& d, bool symmet
     Transfer e = t.send ? recv_from(t.peer, &heard[i], sizeof heard[i])
                         : send_to(t.peer, &told[i], sizeof told[i]);
     e.tag = kSizeTags | (t.tag & (kTagMask | kFailedTag));
-    e.ignore = t.ignore;
+    e.ignore = t.ignore & ~(kWorldTags | kKindTags);  // a word meets words only
     word[i] = all.size();
     all.push_back(e);
   }

@@ -199,9 +199,9 @@ class Rail {
   // operation from a size every rank computes alike from the call's arguments (whose hash the
   // tags check), never per transfer, so that every batch holds one kind only.
   bool one_sided(size_t bytes) const;
-  // Tags the batch with `tag` (its space, the call, its number) and runs it; receives also
-  // ignore the tag bits `ignore` when matching, and compare them after.
-  Status run_signed(std::span<Transfer> batch, uint64_t tag, uint64_t ignore, const Deadline& d);
+  // Tags the batch with `tag` (its space, the call, its number) and runs it; receives match any
+  // call, batch, kind of message and rail or world space of their peer, and compare them after.
+  Status run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d);
   // Received parts wait here: heap memory, so its registration is made once and kept.
   Result<char*> scratch(size_t bytes);
   void release_scratch();
