@@ -216,7 +216,8 @@ Status Rail::run_sized(std::span<Transfer> batch, const Deadline& d, bool symmet
     Transfer e = t.send ? recv_from(t.peer, &heard[i], sizeof heard[i])
                         : send_to(t.peer, &told[i], sizeof told[i]);
     e.tag = kSizeTags | (t.tag & (kTagMask | kFailedTag));
-    e.ignore = t.ignore & ~(kWorldTags | kKindTags);  // a word meets words only
+    // A word meets the words of its own batch only (point-to-point's are in the same space).
+    e.ignore = t.ignore & ~(kWorldTags | kKindTags | kBatchMask);
     word[i] = all.size();
     all.push_back(e);
   }
