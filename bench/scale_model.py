@@ -138,9 +138,7 @@ def strata(coll, S, H, L, f):
         copies = int(math.log2(H)) if doubling else H - 1  # Rail::small_allreduce_copies
         split = S > DIRECT_MAX or ((L - 1) * S * copies >= SPLIT_MIN_REDUNDANT and S / ES >= L)
         x = S / L if split else S  # what each rail reduces
-        if L == 1:
-            copy(S, 1)
-        else:
+        if L > 1:  # alone on its host, a rank's rail reads its input where it is: no local step
             local("reduce_scatter" if split else "allreduce", S)
         if x > DIRECT_MAX and H >= SG_MIN_HOSTS and (H - 1) * (x / H) <= SG_MAX_ROUND:
             for _ in range(2):  # chunk h to host h, reduced there; the results back to all
@@ -179,9 +177,9 @@ def strata(coll, S, H, L, f):
             # The input copied into one run of H blocks per local rank, one local reduce-scatter.
             copy(S, L)
             local("reduce_scatter", S)
-        else:
+        elif L > 1:
             for _ in range(H):  # one local reduce-scatter per host's range of the input
-                local("reduce_scatter", L * b) if L > 1 else copy(b, 1)
+                local("reduce_scatter", L * b)
         rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
         reduce(H, b, L)
     elif coll == "alltoall" and L > 1 and L * b <= BY_RAIL_MAX:
