@@ -39,8 +39,9 @@ Status allreduce(Context& c, const Call& call) {
     main = 0;
     tail = call.count;
   }
-  // Alone on its host, a rank has no local steps to take: its rail reads the input where it is
-  // and writes the output, where a local step would copy the input into the output first.
+  // Alone on its host, a rank skips the local step before its rail: the rail reads the input
+  // where it is and writes the output, where that step would copy the input into the output
+  // first (the local allgather after it is no copy then).
   const bool alone = t.per_host == 1;
   if (shard > 0) {
     // The shard's local steps carry the tail as their root (which they ignore, but the step

@@ -18,13 +18,14 @@ namespace {
 // A tag (45 bits, below the endpoint's own: see kFailedTag): the space in the top two (rail
 // batches, world batches, point-to-point), then the call (begin(): its kind in 4 bits, an
 // argument hash in 17, and its number in 6), then the batch number in 16, which may wrap:
-// batches of one space complete in order, so no message can be 2^16 batches old. Rail receives
-// match any call and batch of their peer and compare both once the message has landed
-// (run_signed). The call's number keeps hosts in step where a host skipped a call's rail batches
-// (a fatal failure there, or a group's call after one that failed): its next call's messages
-// carry the batch numbers the other hosts still wait for, and only the number says they are
-// another call's (a mismatch, named at once, never data taken for this call's).
-// Point-to-point tags use all 43 bits below the space for their number.
+// batches of one space complete in order, so no message can be 2^16 batches old. Rail and world
+// receives of data match any call and batch of their peer, in either of those two spaces, and
+// compare all three once the message has landed (run_signed(), exchange(); size words match
+// their own batch). The call's number keeps hosts in step where a host skipped a call's rail
+// batches (a fatal failure there, or a group's call after one that failed): its next call's
+// messages carry the batch numbers the other hosts still wait for, and only the number says they
+// are another call's (a mismatch, named at once, never data taken for this call's). Point-to-point
+// tags use all 43 bits below the space for their number.
 constexpr uint64_t kWorldTags = uint64_t(1) << 43;
 constexpr uint64_t kP2PTags = uint64_t(2) << 43;
 constexpr uint64_t kSizeTags = uint64_t(3) << 43;  // run_sized()'s expectations
@@ -310,9 +311,9 @@ Status Rail::allreduce_ring(const char* in, const Chunks& ch, sclDataType_t dt, 
   }
   // Allgather: host h owns chunk (h + 1) in full; pass finished chunks along the ring.
   for (int s = 0; s + 1 < H; ++s) {
-    const int out = (h + 1 - s + H) % H, in = (h - s + H) % H;
+    const int out = (h + 1 - s + H) % H, got = (h - s + H) % H;
     Transfer batch[2] = {send_to(next, ch.at(out), ch.bytes(out)),
-                         recv_from(prev, ch.at(in), ch.bytes(in))};
+                         recv_from(prev, ch.at(got), ch.bytes(got))};
     SCL_TRY(run(batch, d, os));
   }
   return Status::Ok();

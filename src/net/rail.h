@@ -93,7 +93,9 @@ class Rail {
   // depends on the failed host's data, and the next call finds the hosts in step. Every
   // operation of the call returns an error on this rank from here. Where this rank's own call
   // differs from its rail peers' in shape (another root, another collective), they may take no
-  // part: its batches wait at most kFailedCallPatienceMs each, then end the endpoint.
+  // part: its batches wait at most kFailedCallPatienceMs each, then end the endpoint. Its
+  // receives keep their size: a peer's message longer than one (this rank's count the smaller)
+  // is truncated, which tcp does not survive, and the endpoint ends too.
   void fail_call();
   static constexpr int64_t kFailedCallPatienceMs = 5000;
   // Says that the caller's algorithm goes on through a failure its rail operations report
@@ -106,7 +108,7 @@ class Rail {
 
   // Every host ends with the reduction over hosts of its `count` elements at `in` in `buf`,
   // identical bits everywhere (`in` may be `buf`; else they do not overlap, and `in` is only
-  // read: no copy into `buf` first). Up to kDirectMaxBytes, one round: every host sends its buffer
+  // read: no copy into `buf` first). Up to kDirectMaxBytes, one round: every host sends its input
   // to every other and reduces all of them in host order; or, from set_doubling_min_hosts() hosts
   // where H is a power of two, recursive doubling: log2 H rounds of one message each way, where the
   // direct round posts 2(H-1) messages (each pair reduces the lower host's value first, so every
@@ -145,7 +147,9 @@ class Rail {
   // Beyond the rail: transfers with any rank (Transfer::peer is a world rank). Every rank of
   // the communicator calls exchange() once per collective that uses it, with an empty batch if
   // it has nothing to move, so that all ranks number these batches alike. In a failed call
-  // (fail_call()) it runs void as a rail batch does: each send carries its size word only.
+  // (fail_call()) it runs void as a rail batch does: a send carries no data (only the size word
+  // where that rides in its header), a size word of its own goes void too, and the size checks
+  // give way to the failure.
   Status exchange(std::span<Transfer> batch, const Deadline& d);
   // Point-to-point: the k-th send from a to b matches b's k-th receive from a (NCCL's order).
   Status point_to_point(std::span<Transfer> batch, const Deadline& d);
@@ -182,7 +186,9 @@ class Rail {
   // Runs a batch of messages whose sizes the two ends could disagree on, checking them on both
   // ends (a mismatch is sclInvalidUsage for sender and receiver). With `symmetric`, the peers'
   // batches are built alike from the call (a collective's), so both ends of a pair carry the
-  // check in their data alike; point-to-point batches are grouped as each rank chose.
+  // check in their data alike; point-to-point batches are grouped as each rank chose. Where
+  // either end's call failed (the batch void, or a peer's message or word saying so), the words
+  // are not checked: Transfer::peer_failed says which peer's call failed.
   Status run_sized(std::span<Transfer> batch, const Deadline& d, bool symmetric);
   // kFailedTag where the call has failed (fail_call(), or a peer said so), else 0.
   uint64_t failed_bit() const { return failure_.ok() ? 0 : kFailedTag; }

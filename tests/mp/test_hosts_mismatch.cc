@@ -4,9 +4,9 @@
 //     one-sided on the other hosts only (clear-to-sends meet messages), an allreduce by
 //     scatter-gather against the ring, an alltoall by rail against direct messages, half the
 //     hosts in another collective (recursive doubling's later rounds meet the other call's
-//     first), and an allreduce against an alltoall (rail messages against a world batch). On a
-//     child of all ranks, every rank's call must fail within seconds, one at least with
-//     sclInvalidUsage naming the mismatch, and the parent goes on.
+//     first), and an allreduce against an alltoall or a gather (rail messages against a world
+//     batch). On a child of all ranks, every rank's call must fail within seconds, one at least
+//     with sclInvalidUsage naming the mismatch, and the parent goes on.
 //   - mismatches inside a host: local rank 1 with twice the count of an allreduce (the next call
 //     right everywhere), or one element more (the same shards, a tail); with H times the count of
 //     an allgather or a reduce-scatter whose others fit one local phase (its first local phase
@@ -50,10 +50,12 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   const size_t by_rail = 16, direct = size_t(64) << 10;
   // "rail vs world": host 0 allreduces, the others alltoall: the allreduce's messages go along
   // the rails, the alltoall's are a world batch (net::Rail::exchange), and each side's receives
-  // must still meet the other's messages.
+  // must still meet the other's messages. "gather vs rail": the others gather to rank 0, whose
+  // allreduce's receive meets their blocks, while they wait for its size words.
   std::vector<int32_t> exchanged(direct * size_t(w.n));
-  for (const char* what : {"allreduce vs broadcast", "sum vs max", "large vs small",
-                           "medium vs large", "by rail vs direct", "halves", "rail vs world"}) {
+  for (const char* what :
+       {"allreduce vs broadcast", "sum vs max", "large vs small", "medium vs large",
+        "by rail vs direct", "halves", "rail vs world", "gather vs rail"}) {
     sclComm_t child = nullptr;
     MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
     const double t0 = now();
@@ -65,6 +67,8 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
                       nullptr);
     } else if (what[0] == 'r' && !host0) {
       r = sclAlltoAll(buf.data(), exchanged.data(), count, sclInt32, child, nullptr);
+    } else if (what[0] == 'g' && !host0) {
+      r = sclGather(buf.data(), gathered.data(), count, sclInt32, 0, child, nullptr);
     } else if (what[0] == 'h' && !low_half) {
       r = sclAllGather(buf.data(), gathered.data(), count, sclInt32, child, nullptr);
     } else {
