@@ -460,6 +460,9 @@ def main():
     ap.add_argument("--o-us", type=float, help="per-message cost on the RDMA fabrics (predictions)")
     ap.add_argument("--rescale-link", action="store_true",
                     help="scale beta by each run's link_gbs (runs of other days)")
+    ap.add_argument("--step-us", type=float,
+                    help="the CPU hosts' intra-host step for the predictions (default: the set's "
+                         "fastest 2-rank allreduce of 8-512 B)")
     ap.add_argument("--busiest-core", action="store_true",
                     help="the testbed's contention as its busiest core's ranks, not the mean")
     ap.add_argument("--no-plot", action="store_true")
@@ -491,7 +494,7 @@ def main():
     # took 0.79-0.84 µs in the fast one and 2.2-2.4 µs in the other, which held 4 of 5 launches of
     # one set; each rank on a core of its own, as predicted here, is the fast one.
     two = load(runs[2])[1]
-    step = min(t for s in (8, 64, 512) for t in two[("allreduce", s)])
+    step = a.step_us or min(t for s in (8, 64, 512) for t in two[("allreduce", s)])
     scale_predict.report(cal, step, a.excess_from, out, a.o_us)
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)
