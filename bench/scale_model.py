@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/scale_model.py [CSV...] [--runs DIR] [--calibrate CSV]
         [--tau-from CSV] [--local L=CSV]... [--excess-from CSV] [--o-us US] [--rescale-link]
-        [--no-plot] [--out TXT]
+        [--step-us US] [--busiest-core] [--no-plot] [--out TXT]
 
 Calibrates the network parameters (alpha, o, beta) on the 2-host x 1-rank run of a measurement
 set (default bench/results/scale-model-runs/, made by its run.sh in one sitting), the turn cost
@@ -12,7 +12,7 @@ the set (hosts-<H>x<L>.csv, the layout read from the name): per layout, collecti
 the measured time of StrataCL (stratacl-heap, median of the repeats) against the prediction, a
 summary, and then the predictions for larger machines (bench/scale_predict.py). Writes the text
 to --out (default bench/results/scale-model.txt) and the plot predicted against measured to
-bench/results/scale-model-validation.png (gnuplot). Python 3 stdlib only.
+bench/results/scale-model-validation.png (gnuplot, bench/scale_plot.py). Python 3 stdlib only.
 
 Model of one call (µs; sizes in bytes; bandwidths in GB/s = 1000 bytes/µs):
   T = local phases + copies and reductions + per network round (alpha + o x c x messages)
@@ -25,11 +25,8 @@ import csv
 import math
 import os
 import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 
 ES = 4                       # float32, as bench/compare measures
 DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: a rail allreduce up to here is not a ring
@@ -412,38 +409,6 @@ def report(rows, cal, out):
                    + summary(val, lambda r: r[7] == "shared", use_fastest=True))
 
 
-def plot(rows, png):
-    if shutil.which("gnuplot") is None:
-        print("scale_model: gnuplot missing; no plot", file=sys.stderr)
-        return
-    groups = {}
-    for r in rows:
-        kind = {"cal": "fitted: alpha, o, beta", "tau": "fitted: tau",
-                "shared": "shared-core band"}.get(r[7], "")
-        groups.setdefault(f"{r[0]} {kind}".strip(), []).append((r[3], r[5]))
-    with tempfile.TemporaryDirectory() as work:
-        lines = []
-        for i, (name, pts) in enumerate(sorted(groups.items())):
-            dat = os.path.join(work, f"{i}.dat")
-            with open(dat, "w") as fh:
-                fh.writelines(f"{m} {p}\n" for m, p in pts)
-            style = 6 if "fitted" in name else 4 if "shared-core" in name else 7
-            lines.append(f"'{dat}' using 1:2 with points pt {style} ps 1.3 title '{name}'")
-        lines += ["x with lines lc rgb 'black' title 'predicted = measured'",
-                  "1.25*x with lines dt 2 lc rgb 'gray40' title '+25%'",
-                  "0.75*x with lines dt 2 lc rgb 'gray40' title '-25%'"]
-        script = ('set terminal pngcairo noenhanced size 900,760 font ",11"\n'
-                  f"set output '{png}'\n"
-                  'set title "StrataCL across hosts: scale model against bench/compare '
-                  '(stratacl-heap, median of repeats)"\n'
-                  'set xlabel "measured (us per call)"\nset ylabel "predicted (us per call)"\n'
-                  "set logscale xy\nset grid\nset key top left\nset size square\n"
-                  "set xrange [2:50000]\nset yrange [2:50000]\n"
-                  f"plot {', '.join(lines)}\n")
-        if subprocess.run(["gnuplot"], input=script, text=True).returncode != 0:
-            print("scale_model: gnuplot failed", file=sys.stderr)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="*",
@@ -501,7 +466,8 @@ def main():
     with open(a.out, "w") as fh:
         fh.write(text)
     if not a.no_plot:
-        plot(rows, os.path.join(RESULTS, "scale-model-validation.png"))
+        import scale_plot  # beside this file
+        scale_plot.plot(rows, os.path.join(RESULTS, "scale-model-validation.png"))
 
 
 if __name__ == "__main__":
