@@ -103,9 +103,6 @@ Transfer Rail::recv_from(int peer, void* buf, size_t bytes) {
   return t;
 }
 
-// Once the call has failed (fail_call(), or a peer said so), the operations below reduce nothing
-// into the caller's buffers: what a failed peer sent is not data.
-
 std::string Rail::who(int world) const {
   return "rank " + std::to_string(world) + " (host " + std::to_string(topo_.host_of(world)) + ")";
 }
@@ -265,6 +262,9 @@ void Rail::release_scratch() {
   if (scratch_) (void)(*Heap::instance())->release(scratch_);
   scratch_ = nullptr, scratch_bytes_ = 0;
 }
+
+// Once the call has failed (fail_call(), or a peer said so), the operations below reduce nothing
+// into the caller's buffers: what a failed peer sent is not data.
 
 Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                        const Deadline& d) {
