@@ -120,6 +120,7 @@ void Communicator::set_rail(std::unique_ptr<net::Endpoint> ep, const net::Topolo
       [](uint32_t kind) { return coll_name(Coll(kind)); });
   // Every rank's value was compared at init (SharedSettings), so the rails agree.
   rail_->set_doubling_min_hosts(int(process_value(Var::kNetDoublingMinHosts)));
+  rail_->set_small_tree_radix(int(process_value(Var::kNetTreeRadix)));
 }
 
 Status Communicator::start_heartbeat() {

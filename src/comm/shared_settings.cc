@@ -9,6 +9,7 @@ SharedSettings SharedSettings::of_process() {
   s.eager_max_bytes = uint32_t(process_value(Var::kEagerMaxBytes));
   s.oneshot_forced_max = process_value(Var::kOneShotMaxBytes);
   s.net_doubling_min_hosts = int32_t(process_value(Var::kNetDoublingMinHosts));
+  s.net_tree_radix = int32_t(process_value(Var::kNetTreeRadix));
   return s;
 }
 
@@ -27,12 +28,21 @@ Status compare_settings(const SharedSettings& mine, int me, const SharedSettings
                   (long long)mine.oneshot_forced_max, me, (long long)theirs.oneshot_forced_max,
                   them);
   }
-  if (theirs.net_doubling_min_hosts != mine.net_doubling_min_hosts) {
-    return Errorf(
-        sclInvalidUsage,
-        "STRATACL_NET_DOUBLING_MIN_HOSTS is %d on rank %d but %d on rank %d; every rank must "
-        "use the same value",
-        mine.net_doubling_min_hosts, me, theirs.net_doubling_min_hosts, them);
+  // The rails' choices of algorithm.
+  const struct {
+    const char* name;
+    int32_t mine, theirs;
+  } rail[] = {
+      {"STRATACL_NET_DOUBLING_MIN_HOSTS", mine.net_doubling_min_hosts,
+       theirs.net_doubling_min_hosts},
+      {"STRATACL_NET_TREE_RADIX", mine.net_tree_radix, theirs.net_tree_radix},
+  };
+  for (const auto& h : rail) {
+    if (h.mine != h.theirs) {
+      return Errorf(sclInvalidUsage,
+                    "%s is %d on rank %d but %d on rank %d; every rank must use the same value",
+                    h.name, h.mine, me, h.theirs, them);
+    }
   }
   return Status::Ok();
 }

@@ -147,6 +147,15 @@ const VarSpec kVars[] = {
      .help = "hosts from which allreduces and allgathers up to 64 KiB cross by recursive "
              "doubling, in log2(hosts) rounds, instead of one direct round, where the host count "
              "is a power of two (-1: never)"},
+    {.id = Var::kNetTreeRadix,
+     .name = "STRATACL_NET_TREE_RADIX",
+     .kind = K::kNumber,
+     .min = 2,
+     .max = 1 << 16,
+     .number_default = 8,
+     .help = "radix of the trees of hosts that broadcasts of up to 64 bytes and barriers cross "
+             "from 4 hosts on, in log_radix(hosts) rounds (larger broadcasts: 2; fewer hosts, "
+             "or a radix of at least the host count: one round)"},
     {.id = Var::kDebug,
      .name = "STRATACL_DEBUG",
      .kind = K::kNumber,

@@ -33,6 +33,7 @@ enum class Var : int {
   kNetLostMs,
   kNetOneSidedMinBytes,
   kNetDoublingMinHosts,
+  kNetTreeRadix,
   kDebug,
   kTorchCacheBytes,
   kCount

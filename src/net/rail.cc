@@ -451,13 +451,19 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
 }
 
 Status Rail::barrier(const Deadline& d) {
+  const int64_t H = topo_.hosts, h = topo_.host, k = tree_radix(0);
   std::vector<Transfer> batch;
-  for (int h = 0; h < topo_.hosts; ++h) {
-    if (h == topo_.host) continue;
-    batch.push_back(send_to(peer(h), nullptr, 0));
-    batch.push_back(recv_from(peer(h), nullptr, 0));
+  // The distances m k^j (0 < m < k) are all different below H: a peer sends us at most one
+  // message in a barrier.
+  for (int64_t span = 1; span < H; span *= k) {
+    batch.clear();
+    for (int64_t far = span; far < std::min(H, k * span); far += span) {
+      batch.push_back(send_to(peer(int((h + far) % H)), nullptr, 0));
+      batch.push_back(recv_from(peer(int((h - far + H) % H)), nullptr, 0));
+    }
+    SCL_TRY(run(batch, d, false));
   }
-  return settle(run(batch, d, false));
+  return settle(Status::Ok());
 }
 
 }  // namespace stratacl::net

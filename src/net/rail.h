@@ -9,6 +9,7 @@
 // ends of their transfers may disagree on sizes.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -46,7 +47,17 @@ class Rail {
   static constexpr int kChainMaxSegments = 1024;
   // The chain's segment count for a broadcast of `bytes` over `hosts` hosts, or 0 where the flat
   // broadcast costs less: above 512 KiB at 3 hosts, 384 KiB at 4, 288 KiB at 6.
-  static int chain_segments(int hosts, size_t bytes);
+  // `radix`: the chain is weighed against the tree of that radix (H: the flat broadcast).
+  static int chain_segments(int hosts, size_t bytes, int radix);
+  // From kTreeMinHosts hosts, a broadcast that does not go down the chain and a barrier go in
+  // rounds over a tree of hosts of radix k, ceil(log_k H) rounds (below, k = H: one round).
+  // Radix 2 for broadcasts of more than kWideTreeMaxBytes (what rxm over tcp injects), whose
+  // copies cost a sender most of a round; set_small_tree_radix() for smaller broadcasts and
+  // barriers, whose sends a sender injects at little cost, where a round's latency weighs more
+  // (docs/PERFORMANCE.md, "Broadcasts and barriers in rounds").
+  static constexpr int kTreeMinHosts = 4;
+  static constexpr size_t kWideTreeMaxBytes = 64;
+  static int tree_rounds(int hosts, int radix);  // ceil(log_radix hosts)
   // `call_name` names a call kind of begin() in errors.
   Rail(std::unique_ptr<Endpoint> ep, Topology topo, StopCheck stop,
        const char* (*call_name)(uint32_t kind));
@@ -59,6 +70,9 @@ class Rail {
   // doubling where the host count is a power of two (-1: never; at first, never). Every rank
   // must set the same.
   void set_doubling_min_hosts(int hosts) { doubling_min_hosts_ = hosts; }
+  // The radix of the trees of small broadcasts and barriers (at first, 8). Every rank must set
+  // the same.
+  void set_small_tree_radix(int radix) { small_tree_radix_ = std::max(radix, 2); }
   // How many copies of its buffer a host's rail sends in an allreduce up to kDirectMaxBytes:
   // one per round of recursive doubling, or one to each other host (the direct round, which
   // float max and min keep where doubling would apply: counted as doubling here).
@@ -126,10 +140,12 @@ class Rail {
   // total at most kDirectMaxBytes, log2 H rounds of one message each way, gathered in a scratch
   // buffer and copied out.
   Status allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d);
-  // Host `root`'s buf goes to every host's buf: from the root to every host at once, or, where
-  // chain_segments() finds it cheaper (large buffers from 3 hosts), down the chain of hosts from
-  // the root in segments, each host passing one on while the next comes in. `host_bytes` (0:
-  // `bytes`) is what all the host's rails broadcast at once in this call, each its block (a
+  // Host `root`'s buf goes to every host's buf: down a tree of hosts (tree_radix()), where every
+  // host that has the buffer sends it to k - 1 more in each round (radix H: from the root to every
+  // host at once); or, where chain_segments() finds it cheaper (large buffers from 3 hosts), down
+  // the chain of hosts from the root in segments, each host passing one on while the next comes
+  // in. `host_bytes` (0: `bytes`) is what all the host's rails broadcast at once in this call,
+  // each its block (a
   // broadcast split over the rails): the chain and its segment count are chosen from it, as the
   // rails share the host's link, so that a batch puts as many bytes through it as an unsplit
   // chain's. Every rank of the rail passes the same.
@@ -141,7 +157,10 @@ class Rail {
   // Host `root` ends with the reduction, in host order, of every host's `mine` in `out`.
   Status reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,
                 int root, const Deadline& d);
-  // Returns when every host's rail peer has called it.
+  // Returns when every host's rail peer has called it, by dissemination over tree_radix(0): in
+  // round j, every host sends to the k - 1 hosts m k^j on (m < k) and hears from those as far
+  // back, so that after it a host has heard, directly or through the hosts it heard, from the
+  // k^(j+1) - 1 hosts behind it (radix H: one round, a message to and from every host).
   Status barrier(const Deadline& d);
 
   // Beyond the rail: transfers with any rank (Transfer::peer is a world rank). Every rank of
@@ -173,6 +192,11 @@ class Rail {
                             sclRedOp_t op, const Deadline& d);
   Status allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   Status broadcast_chain(char* buf, size_t bytes, int root, int segments, const Deadline& d);
+  // The radix of a broadcast's tree of hosts for `bytes` a message, or of a barrier's (0).
+  int tree_radix(size_t bytes) const {
+    if (topo_.hosts < kTreeMinHosts) return topo_.hosts;
+    return bytes <= kWideTreeMaxBytes ? small_tree_radix_ : 2;
+  }
   int broadcast_segments(size_t bytes, size_t host_bytes) const;  // 0: flat
   // Recursive doubling: from set_doubling_min_hosts() on, for a power of two only. Other counts
   // would fold the hosts beyond the power of two in and out, a first round in which some hosts
@@ -228,6 +252,7 @@ class Rail {
   // Rail transfers of at least this many bytes are one-sided (net/one_sided.cc); -1: none.
   int64_t one_sided_min_ = -1;
   int doubling_min_hosts_ = -1;  // set_doubling_min_hosts()
+  int small_tree_radix_ = 8;     // set_small_tree_radix()
 };
 
 }  // namespace stratacl::net

@@ -1,5 +1,6 @@
-// The rail's broadcast (net/rail.h): from the root to every host at once, or down the chain of
-// hosts in segments where that costs less.
+// The rail's broadcast (net/rail.h): down a tree of hosts from the root (from the root to every
+// host at once where its radix is the host count), or down the chain of hosts in segments where
+// that costs less.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -9,22 +10,31 @@
 
 namespace stratacl::net {
 
-int Rail::chain_segments(int hosts, size_t bytes) {
+int Rail::chain_segments(int hosts, size_t bytes, int radix) {
   const int H = hosts;
   if (H < 3) return 0;  // two hosts: the chain is the flat broadcast with more batches
-  // In units of a message's fixed cost, with x = bytes / kChainBytesPerMessageCost: the flat
-  // broadcast takes (H - 1) x + 1 (the root's link sends H - 1 copies), the chain of S segments
+  // In units of a message's fixed cost, with x = bytes / kChainBytesPerMessageCost: the tree of
+  // radix k takes R ((k - 1) x + 1) over its R rounds, each of which a sender's link sends k - 1
+  // copies in (radix H, the flat broadcast: (H - 1) x + 1); the chain of S segments
   // (S + H - 2)(1 + x / S), least at S = sqrt((H - 2) x). Both are compared times S, where every
   // term is exact (x is the size over a power of two), so every rank decides alike.
   const double x = double(bytes) / double(kChainBytesPerMessageCost);
   const double best = std::round(std::sqrt((H - 2) * x));
   const int S = int(std::clamp(best, 2.0, double(kChainMaxSegments)));
-  const bool cheaper = (S + H - 2) * (S + x) < S * ((H - 1) * x + 1);
+  const double tree = tree_rounds(H, radix) * ((std::min(radix, H) - 1) * x + 1);
+  const bool cheaper = (S + H - 2) * (S + x) < S * tree;
   return cheaper && size_t(S) <= bytes ? S : 0;
 }
 
+int Rail::tree_rounds(int hosts, int radix) {
+  int rounds = 0;
+  for (int64_t span = 1; span < hosts; span *= radix) ++rounds;
+  return rounds;
+}
+
 int Rail::broadcast_segments(size_t bytes, size_t host_bytes) const {
-  const int segments = chain_segments(topo_.hosts, host_bytes ? host_bytes : bytes);
+  const size_t host = host_bytes ? host_bytes : bytes;
+  const int segments = chain_segments(topo_.hosts, host, tree_radix(host));
   return segments > 0 && bytes >= size_t(segments) ? segments : 0;
 }
 
@@ -32,15 +42,26 @@ Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, siz
   if (const int segments = broadcast_segments(bytes, host_bytes); segments > 0) {
     return settle(broadcast_chain(buf, bytes, root, segments, d));
   }
+  const int H = topo_.hosts, h = topo_.host, at = (h - root + H) % H;  // the root's place is 0
+  const int64_t k = tree_radix(bytes);
+  const bool os = one_sided(bytes);
   std::vector<Transfer> batch;
-  if (topo_.host == root) {
-    for (int h = 0; h < topo_.hosts; ++h) {
-      if (h != root) batch.push_back(send_to(peer(h), buf, bytes));
+  // Round j, with span = k^j: the places below the span have the buffer, and each sends it to
+  // the places m spans on (0 < m < k); place p hears in the round where span <= p < k span, from
+  // place p mod span. Every host runs every round, an empty batch where it has no part, so that
+  // the batches' numbers line up.
+  for (int64_t span = 1; span < H; span *= k) {
+    batch.clear();
+    if (at < span) {
+      for (int64_t to = at + span; to < std::min<int64_t>(H, at + k * span); to += span) {
+        batch.push_back(send_to(peer(int((root + to) % H)), buf, bytes));
+      }
+    } else if (at < k * span) {
+      batch.push_back(recv_from(peer(int((root + at % span) % H)), buf, bytes));
     }
-  } else {
-    batch.push_back(recv_from(peer(root), buf, bytes));
+    SCL_TRY(run(batch, d, os));
   }
-  return settle(run(batch, d, one_sided(bytes)));
+  return settle(Status::Ok());
 }
 
 Status Rail::broadcast_chain(char* buf, size_t bytes, int root, int segments, const Deadline& d) {

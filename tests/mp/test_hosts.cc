@@ -5,12 +5,13 @@
 //     allreduces split over the rails (16384 and 6001 elements); scatter-gather over 4 hosts
 //     and more (65537 and 65538 elements); broadcasts down the chain of hosts and beside it
 //     (384 KiB-3 MiB, from every host), split over the rails from blocks of 128 KiB, one-sided
-//     or as messages.
+//     or as messages; broadcasts down trees of hosts from 4 hosts (every count, every root).
 //     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
 //     reference.
-//   - barrier: a rank that arrives 200 ms late holds every other rank on every host.
+//   - barrier: a rank that arrives 200 ms late (the last of each host in turn) holds every other
+//     rank on every host.
 //   - alltoall, alltoallv, gather, scatter (every root) and a send/recv ring, the same way.
 //   - splits: one rank per host (the child spans hosts), one host per child, and keys that
 //     interleave hosts (refused with sclInvalidUsage; the parent goes on).
@@ -66,15 +67,19 @@ void float_sum_is_deterministic(const Comm& w, Tally& tally, size_t count, uint6
   }
 }
 
+// The last rank of each host in turn: in a barrier's rounds of dissemination (net::Rail::barrier)
+// every host hears of each other host by another path.
 void late_rank_holds_the_barrier(const Comm& w, Tally& tally) {
-  const int late = w.n - 1;
-  MP_OK(sclBarrier(w.comm, nullptr));
-  const double t0 = now();
-  if (w.rank == late) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  MP_OK(sclBarrier(w.comm, nullptr));
-  const double waited = now() - t0;
-  tally.expect(waited > 0.15, CallInfo{"barrier", sclUint8, -1, 0, late, "across hosts"},
-               "left after " + std::to_string(waited) + " s, before the late rank arrived");
+  const int per_host = ranks_per_host();
+  for (int late = per_host - 1; late < w.n; late += per_host) {
+    MP_OK(sclBarrier(w.comm, nullptr));
+    const double t0 = now();
+    if (w.rank == late) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    MP_OK(sclBarrier(w.comm, nullptr));
+    const double waited = now() - t0;
+    tally.expect(waited > 0.15, CallInfo{"barrier", sclUint8, -1, 0, late, "across hosts"},
+                 "left after " + std::to_string(waited) + " s, before the late rank arrived");
+  }
 }
 
 // Splits of a communicator across hosts: one rank per host (a child that spans the hosts), one
@@ -180,11 +185,12 @@ int run_hosts(int argc, char**) {
   run(Coll::kAllReduce, sclInt32, sclSum, big, -1);
   run(Coll::kBroadcast, sclFloat32, -1, big, w.n - 1);
   // From 3 hosts a large broadcast goes down a chain of hosts in segments where that costs less
-  // than the flat one (Rail::chain_segments; the unit tests check its counts). Segments at 3, 4
-  // and 6 hosts: 384 KiB + 1 flat, 2, 3; 512 KiB flat (a tie), 3, 4; 512 KiB + 5 2, 3, 4;
-  // 1 MiB + 3 3, 4, 6; 3 MiB + 1 5, 7, 10 (and the 4 MiB + 12 above 6, 8, 11). Below the
-  // default one-sided threshold (256 KiB) segments go as messages: the three smaller sizes at 4
-  // and 6 hosts, 1 MiB + 3 at 6. Sizes that do not divide, from the first and last rank of each
+  // than the flat one at 3 hosts or the binomial tree from 4 (Rail::chain_segments; the unit
+  // tests check its counts). Segments at 3, 4 and 6 hosts: 384 KiB + 1 flat, tree, tree; 512 KiB
+  // flat (a tie), tree, tree; 512 KiB + 5 2, tree, tree; 1 MiB + 3 3, 4, 6; 3 MiB + 1 5, 7, 10
+  // (and the 4 MiB + 12 above 6, 8, 11). Below the default one-sided threshold (256 KiB)
+  // segments go as messages: 1 MiB + 3 at 6 hosts. Sizes that do not divide, from the first and
+  // last rank of each
   // host. With several ranks per host they split over the rails where a rail's block is at least
   // 128 KiB (hier::broadcast_splits): all five at 2x2 and 3x2 (every transfer one-sided there),
   // where at 3x2 each rail's chain takes the whole buffer's segment count (flat, flat, 2, 3, 5:

@@ -37,32 +37,52 @@ TEST(Topology, HostsHoldConsecutiveRanksAlike) {
   EXPECT_NE(interleaved.status().message().find("rank 1 is not numbered"), std::string::npos);
 }
 
-// Rail::chain_segments: the chain where its cost model beats the flat broadcast, never at 2 hosts;
-// at a tie, flat. The sizes the hosts test broadcasts (tests/mp/test_hosts.cc) take the counts
-// its comment names; bench/scale_model.py applies the same rule.
+// Rail::chain_segments: the chain where its cost model beats the flat broadcast (radix H) or the
+// binomial tree (radix 2), never at 2 hosts; at a tie, the other. The sizes the hosts test
+// broadcasts (tests/mp/test_hosts.cc) take the counts its comment names; bench/scale_model.py
+// applies the same rule.
 TEST(Rail, BroadcastsDownTheChainOfHostsWhereItCostsLess) {
-  EXPECT_EQ(Rail::chain_segments(2, size_t(1) << 30), 0);
-  EXPECT_EQ(Rail::chain_segments(3, 512 << 10), 0);
-  EXPECT_EQ(Rail::chain_segments(3, (512 << 10) + 1), 2);
-  EXPECT_EQ(Rail::chain_segments(4, 384 << 10), 0);
-  EXPECT_EQ(Rail::chain_segments(4, (384 << 10) + 1), 2);
-  EXPECT_EQ(Rail::chain_segments(6, 288 << 10), 0);
-  EXPECT_EQ(Rail::chain_segments(6, (288 << 10) + 1), 3);
+  EXPECT_EQ(Rail::chain_segments(2, size_t(1) << 30, 2), 0);
+  EXPECT_EQ(Rail::chain_segments(3, 512 << 10, 3), 0);
+  EXPECT_EQ(Rail::chain_segments(3, (512 << 10) + 1, 3), 2);
+  EXPECT_EQ(Rail::chain_segments(4, 384 << 10, 4), 0);
+  EXPECT_EQ(Rail::chain_segments(4, (384 << 10) + 1, 4), 2);
+  EXPECT_EQ(Rail::chain_segments(6, 288 << 10, 6), 0);
+  EXPECT_EQ(Rail::chain_segments(6, (288 << 10) + 1, 6), 3);
+  // The tree's log2 H rounds of one copy cost less than the flat broadcast's H - 1 copies, so
+  // the chain takes over later.
+  EXPECT_EQ(Rail::chain_segments(4, 1 << 20, 2), 0);
+  EXPECT_EQ(Rail::chain_segments(4, (1 << 20) + 1, 2), 4);
+  EXPECT_EQ(Rail::chain_segments(6, 640 << 10, 2), 0);
+  EXPECT_EQ(Rail::chain_segments(6, (640 << 10) + 1, 2), 4);
+  EXPECT_EQ(Rail::chain_segments(4, 16 << 20, 2), 16);
   const size_t sizes[] = {(size_t(384) << 10) + 1, size_t(512) << 10,     (size_t(512) << 10) + 5,
                           (size_t(1) << 20) + 3,   (size_t(3) << 20) + 1, (size_t(4) << 20) + 12};
   const int want[3][6] = {{0, 0, 2, 3, 5, 6}, {2, 3, 3, 4, 7, 8}, {3, 4, 4, 6, 10, 11}};
   const int hosts[] = {3, 4, 6};
   for (int h = 0; h < 3; ++h) {
     for (int k = 0; k < 6; ++k) {
-      EXPECT_EQ(Rail::chain_segments(hosts[h], sizes[k]), want[h][k])
+      EXPECT_EQ(Rail::chain_segments(hosts[h], sizes[k], hosts[h]), want[h][k])
           << hosts[h] << " hosts, " << sizes[k] << " bytes";
     }
   }
-  EXPECT_EQ(Rail::chain_segments(3, 16 << 20), 11);
-  EXPECT_EQ(Rail::chain_segments(4, 16 << 20), 16);
-  EXPECT_EQ(Rail::chain_segments(48, 168 << 10), 0);
-  EXPECT_EQ(Rail::chain_segments(48, 169 << 10), 8);
-  EXPECT_EQ(Rail::chain_segments(48, size_t(1) << 40), Rail::kChainMaxSegments);
+  EXPECT_EQ(Rail::chain_segments(3, 16 << 20, 3), 11);
+  EXPECT_EQ(Rail::chain_segments(4, 16 << 20, 4), 16);
+  EXPECT_EQ(Rail::chain_segments(48, 168 << 10, 48), 0);
+  EXPECT_EQ(Rail::chain_segments(48, 169 << 10, 48), 8);
+  EXPECT_EQ(Rail::chain_segments(48, size_t(1) << 40, 2), Rail::kChainMaxSegments);
+}
+
+// Rail::tree_rounds: ceil(log_k H), the rounds of a broadcast's tree and a barrier.
+TEST(Rail, TreesOfHostsTakeLogRadixRounds) {
+  EXPECT_EQ(Rail::tree_rounds(1, 2), 0);
+  EXPECT_EQ(Rail::tree_rounds(2, 2), 1);
+  EXPECT_EQ(Rail::tree_rounds(4, 2), 2);
+  EXPECT_EQ(Rail::tree_rounds(5, 2), 3);
+  EXPECT_EQ(Rail::tree_rounds(8, 8), 1);
+  EXPECT_EQ(Rail::tree_rounds(9, 8), 2);
+  EXPECT_EQ(Rail::tree_rounds(384, 8), 3);
+  EXPECT_EQ(Rail::tree_rounds(65536, 65536), 1);
 }
 
 namespace {
