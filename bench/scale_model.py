@@ -39,6 +39,9 @@ SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxR
 ONE_PHASE_MAX = 128 << 10    # hier's kOnePhaseMaxBytes: allgather, reduce-scatter in one local phase
 CHAIN_MSG_BYTES = 128 << 10  # net::Rail::kChainBytesPerMessageCost: chain or flat broadcast
 CHAIN_MAX_SEGMENTS = 1024    # net::Rail::kChainMaxSegments
+TREE_MIN_HOSTS = 4           # net::Rail::kTreeMinHosts: broadcasts down trees of hosts from here
+WIDE_TREE_MAX = 64           # net::Rail::kWideTreeMaxBytes: up to here radix TREE_RADIX, above 2
+TREE_RADIX = 2               # STRATACL_NET_TREE_RADIX
 SPLIT_BCAST_MIN_BLOCK = 128 << 10  # hier's kSplitBroadcastMinBlock: broadcast split over rails
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
@@ -84,14 +87,30 @@ def us(nbytes, gbs):
     return nbytes / (gbs * 1e3) if gbs != math.inf else 0.0
 
 
-def chain_segments(S, H):
+def tree_radix(S, H):
+    """net::Rail::tree_radix: a broadcast's tree of hosts; radix H is the flat broadcast."""
+    if H < TREE_MIN_HOSTS:
+        return H
+    return TREE_RADIX if S <= WIDE_TREE_MAX else 2
+
+
+def tree_rounds(H, k):
+    """net::Rail::tree_rounds: ceil(log_k H)."""
+    rounds, span = 0, 1
+    while span < H:
+        rounds, span = rounds + 1, span * k
+    return rounds
+
+
+def chain_segments(S, H, k):
     """net::Rail::chain_segments: the segments of a broadcast down the chain of hosts, or 0
-    where the flat one (the root's rail sends H - 1 copies) costs less."""
+    where the tree of radix k (radix H: flat, the root's rail sends H - 1 copies) costs less."""
     if H < 3:
         return 0
     x = S / CHAIN_MSG_BYTES
     n = min(CHAIN_MAX_SEGMENTS, max(2, math.floor(math.sqrt((H - 2) * x) + 0.5)))
-    return n if (n + H - 2) * (n + x) < n * ((H - 1) * x + 1) and n <= S else 0
+    tree = tree_rounds(H, k) * ((min(k, H) - 1) * x + 1)
+    return n if (n + H - 2) * (n + x) < n * tree and n <= S else 0
 
 
 def strata(coll, S, H, L, f):
@@ -192,11 +211,13 @@ def strata(coll, S, H, L, f):
         # hier/broadcast.cc: from blocks of SPLIT_BCAST_MIN_BLOCK, split over the rails (the
         # root's host scatters, each rail broadcasts its block, every host allgathers); else the
         # root's rail carries S and each host broadcasts it. The rails go down the chain of hosts
-        # where net::Rail::chain_segments says so for S, in its segment count, else flat.
+        # where net::Rail::chain_segments says so for S, in its segment count, else down a tree of
+        # hosts (net::Rail::tree_radix: flat below 4 hosts).
         copy(S, 1)  # the root, out of place
-        n = chain_segments(S, H)  # the whole buffer's: the rails share the host's link
         split = L > 1 and S / L >= SPLIT_BCAST_MIN_BLOCK
         x, act = (S / L, L) if split else (S, 1)
+        k = tree_radix(S, H)  # the whole buffer's: the rails share the host's link
+        n = chain_segments(S, H, k)
         if split:  # the scatter, on the root's host only: each rank copies its block
             t["mem"] += us(x, f.mem) * f.crowd(1, L)
             turn(L)
@@ -204,8 +225,12 @@ def strata(coll, S, H, L, f):
             for r in range(n + H - 2):  # places q send segment r - q, where 0 <= r - q < n
                 senders = min(r, H - 2) - max(0, r - n + 1) + 1
                 rnd(2, act * x / n, senders * act * x / n, act, x / n)
-        else:  # flat: the root's rails send H - 1 copies
-            rnd(H - 1, (H - 1) * S, (H - 1) * S, act, x)
+        else:  # a tree of radix k: per round, each host that has the buffer sends k - 1 copies
+            span = 1
+            while span < H:
+                copies = min(k - 1, (H - 1) // span)  # the root's, the busiest sender's
+                rnd(copies, copies * S, min(H - span, (k - 1) * span) * S, act, x)
+                span *= k
         if L > 1:
             local("allgather" if split else "broadcast", S)
     return t

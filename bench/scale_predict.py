@@ -111,6 +111,30 @@ def nccl_allgather(S, H, L, f):
     return nccl_ring(S, H, L, f, P - 1, (P - 1) / P), "ring"
 
 
+def ompi_broadcast(S, H, L, f):
+    """Open MPI's tuned broadcast, flat over P ranks placed by host: the better of the binomial
+    tree (log2 P steps of the whole buffer, those of distance L and more across hosts) and the
+    pipelined chain (P - 2 + n steps of one of n segments, H of every P hops on the network)."""
+    P = H * L
+    binomial = sum(step(f, H, L, 2 ** k >= L, S, L) for k in range(log2c(P)))
+    return min([(binomial, "tree")] + [(chain_pipeline(S, H, L, f, n), "chain")
+                                        for n in (2 ** i for i in range(11))])
+
+
+def chain_pipeline(S, H, L, f, n):
+    """A chain of P ranks passing n segments on: P - 2 + n steps, each the slower of a hop on
+    the network and one within a host where both kinds are in the chain."""
+    P = H * L
+    cross = step(f, H, L, True, S / n, 1) if H > 1 else 0.0
+    local = step(f, H, L, False, S / n, 1) if L > 1 else 0.0
+    return (P - 2 + n) * max(cross, local)
+
+
+def nccl_broadcast(S, H, L, f):
+    P = H * L
+    return nccl_ring(S, H, L, f, P - 1, 1.0), "ring"
+
+
 def fmt(x):
     return f"{x:.3g}" if x < 1000 else f"{x:.0f}"
 
@@ -165,6 +189,20 @@ def report(cal, lam, excess_path, out, o_override=None):
                              [f"{mine / min(t for t, _ in res):.2f}x"]
                 out.append("%-18s %5d %8s | %9s %14s %11s %7s | %9s %11s %11s %7s" % (
                     f.name, P, size_name(S), *cells))
+    out.append("")
+    out.append("Broadcast, time per call (us): OMPI = Open MPI tuned (tree: binomial, chain: "
+               "pipelined in segments); NCCL's ring; x best = SCL / the faster peer.")
+    out.append("%-18s %5s %8s | %9s %11s %11s %7s" % (
+        "fabric", "ranks", "size", "BC SCL", "BC OMPI", "BC NCCL", "x best"))
+    for f in fabs:
+        for P in RANKS:
+            for S in SIZES:
+                H = P // PER_HOST
+                mine = total(strata("broadcast", S, H, PER_HOST, f))
+                res = [p(S, H, PER_HOST, f) for p in (ompi_broadcast, nccl_broadcast)]
+                out.append("%-18s %5d %8s | %9s %11s %11s %6.2fx" % (
+                    f.name, P, size_name(S), fmt(mine), *[f"{fmt(t)} {a}" for t, a in res],
+                    mine / min(t for t, _ in res)))
     out.append("")
     out.append("StrataCL at 384 ranks (48 hosts x 8), by term (us): alpha = rounds x latency, "
                "msgs = o x messages of the busiest rank, wire = bytes / link, local = the "

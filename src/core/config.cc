@@ -152,7 +152,7 @@ const VarSpec kVars[] = {
      .kind = K::kNumber,
      .min = 2,
      .max = 1 << 16,
-     .number_default = 8,
+     .number_default = 2,
      .help = "radix of the trees of hosts that broadcasts of up to 64 bytes and barriers cross "
              "from 4 hosts on, in log_radix(hosts) rounds (larger broadcasts: 2; fewer hosts, "
              "or a radix of at least the host count: one round)"},

@@ -53,8 +53,8 @@ class Rail {
   // rounds over a tree of hosts of radix k, ceil(log_k H) rounds (below, k = H: one round).
   // Radix 2 for broadcasts of more than kWideTreeMaxBytes (what rxm over tcp injects), whose
   // copies cost a sender most of a round; set_small_tree_radix() for smaller broadcasts and
-  // barriers, whose sends a sender injects at little cost, where a round's latency weighs more
-  // (docs/PERFORMANCE.md, "Broadcasts and barriers in rounds").
+  // barriers, which a fabric whose sends cost a sender little beside a round's latency may want
+  // wider (docs/PERFORMANCE.md, "Broadcasts and barriers in rounds over trees of hosts").
   static constexpr int kTreeMinHosts = 4;
   static constexpr size_t kWideTreeMaxBytes = 64;
   static int tree_rounds(int hosts, int radix);  // ceil(log_radix hosts)
@@ -70,7 +70,7 @@ class Rail {
   // doubling where the host count is a power of two (-1: never; at first, never). Every rank
   // must set the same.
   void set_doubling_min_hosts(int hosts) { doubling_min_hosts_ = hosts; }
-  // The radix of the trees of small broadcasts and barriers (at first, 8). Every rank must set
+  // The radix of the trees of small broadcasts and barriers (at first, 2). Every rank must set
   // the same.
   void set_small_tree_radix(int radix) { small_tree_radix_ = std::max(radix, 2); }
   // How many copies of its buffer a host's rail sends in an allreduce up to kDirectMaxBytes:
@@ -252,7 +252,7 @@ class Rail {
   // Rail transfers of at least this many bytes are one-sided (net/one_sided.cc); -1: none.
   int64_t one_sided_min_ = -1;
   int doubling_min_hosts_ = -1;  // set_doubling_min_hosts()
-  int small_tree_radix_ = 8;     // set_small_tree_radix()
+  int small_tree_radix_ = 2;     // set_small_tree_radix()
 };
 
 }  // namespace stratacl::net
