@@ -68,6 +68,11 @@ class Fabric:
         self.lam, self.beta_loc = lam, beta_loc  # intra-host step (µs) and rate, peers' models
 
     busiest_core = False  # --busiest-core: the contention of the testbed's busiest core
+    # Calls back to back, as bench/compare times them (the testbed): a broadcast's root goes on
+    # to its next call once it has sent, so a tree's later rounds overlap the next call's first
+    # and cost their messages, not their latency. Off, every round's latency counts: a call
+    # timed alone, as the predictions compare them.
+    back_to_back = False
 
     def crowd(self, hosts, active):
         """Contention: ranks busy at once per core of their domain (at least 1): the mean, or
@@ -126,9 +131,10 @@ def strata(coll, S, H, L, f):
     def turn(act):  # a wait for another rank, which may be queued behind others on its core
         t["turns"] += f.tau * (f.crowd(H, act) - 1)
 
-    def rnd(msgs, host, total, act, xfer):  # one network round; msgs: the busiest rank's
-        # host: bytes the busiest host sends, spread over its act sending ranks; total: all hosts'
-        t["alpha"] += f.alpha * (2 if xfer >= ONE_SIDED_MIN else 1)
+    def rnd(msgs, host, total, act, xfer, latency=True):  # one network round
+        # msgs: the busiest rank's; host: bytes the busiest host sends, spread over its act
+        # sending ranks; total: all hosts'; latency: whether its latency adds to the call's
+        t["alpha"] += f.alpha * (2 if xfer >= ONE_SIDED_MIN else 1) * latency
         t["msgs"] += f.o * msgs * f.crowd(H, act)
         t["wire"] += max(us(host, f.beta_host), us(host / act, f.beta_rank),
                          us(total, f.beta_shared))
@@ -229,7 +235,8 @@ def strata(coll, S, H, L, f):
             span = 1
             while span < H:
                 copies = min(k - 1, (H - 1) // span)  # the root's, the busiest sender's
-                rnd(copies, copies * S, min(H - span, (k - 1) * span) * S, act, x)
+                rnd(copies, copies * S, min(H - span, (k - 1) * span) * S, act, x,
+                    span == 1 or not f.back_to_back)
                 span *= k
         if L > 1:
             local("allgather" if split else "broadcast", S)
@@ -278,8 +285,10 @@ def measured_local(paths):
 
 
 def testbed(alpha, o, beta, head, mem, local, tau=0.0):
-    return Fabric("testbed", alpha, o, beta_shared=beta, cores=int(head.get("cores", 2)),
-                  shared_cpu=True, mem=mem, local=local, tau=tau)
+    f = Fabric("testbed", alpha, o, beta_shared=beta, cores=int(head.get("cores", 2)),
+               shared_cpu=True, mem=mem, local=local, tau=tau)
+    f.back_to_back = head.get("between_barriers") != "1"
+    return f
 
 
 def total(t):
