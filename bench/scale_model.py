@@ -219,9 +219,10 @@ def strata(coll, S, H, L, f):
         # root's rail carries S and each host broadcasts it. The rails go down the chain of hosts
         # where net::Rail::chain_segments says so for S, in its segment count, else down a tree of
         # hosts (net::Rail::tree_radix: flat below 4 hosts).
-        copy(S, 1)  # the root, out of place
         split = L > 1 and S / L >= SPLIT_BCAST_MIN_BLOCK
         x, act = (S / L, L) if split else (S, 1)
+        if not split:  # the root's copy, out of place (split, it scatters from its input)
+            copy(S, 1)
         k = tree_radix(S, H)  # the whole buffer's: the rails share the host's link
         n = chain_segments(S, H, k)
         if split:  # the scatter, on the root's host only: each rank copies its block
