@@ -39,15 +39,16 @@ class Rail {
   static constexpr size_t kScatterGatherMaxRoundBytes = 192 << 10;
   // A broadcast goes down a chain of hosts from the root in segments, each host passing one on
   // while the next comes in, where that costs less than the flat one's H - 1 copies from the
-  // root (chain_segments()). The fixed cost of a message (its latency, a clear-to-send's round
-  // trip, a batch's progress calls), as the bytes a link moves meanwhile (α·β): 128 KiB, between
-  // 100 Gb/s RDMA's (about 60 KB: 5 µs at 12.5 GB/s) and 400 Gb/s's (about 250 KB). The choice
-  // is not sharp there: S is a square root, and the cost near its least is flat.
+  // root or, from kTreeMinHosts, the binomial tree's rounds (chain_segments()). The fixed cost of a
+  // message (its latency, a clear-to-send's round trip, a batch's progress calls), as the bytes a
+  // link moves meanwhile (α·β): 128 KiB, between 100 Gb/s RDMA's (about 60 KB: 5 µs at 12.5 GB/s)
+  // and 400 Gb/s's (about 250 KB). The choice is not sharp there: S is a square root, and the cost
+  // near its least is flat.
   static constexpr size_t kChainBytesPerMessageCost = 128 << 10;
   static constexpr int kChainMaxSegments = 1024;
-  // The chain's segment count for a broadcast of `bytes` over `hosts` hosts, or 0 where the flat
-  // broadcast costs less: above 512 KiB at 3 hosts, 384 KiB at 4, 288 KiB at 6.
-  // `radix`: the chain is weighed against the tree of that radix (H: the flat broadcast).
+  // The chain's segment count for a broadcast of `bytes` over `hosts` hosts, or 0 where the tree
+  // of hosts of `radix` costs less (radix H: the flat broadcast): above 512 KiB at 3 hosts (flat),
+  // 1 MiB at 4 and 640 KiB at 6 (the binomial tree).
   static int chain_segments(int hosts, size_t bytes, int radix);
   // From kTreeMinHosts hosts, a broadcast that does not go down the chain and a barrier go in
   // rounds over a tree of hosts of radix k, ceil(log_k H) rounds (below, k = H: one round).
@@ -145,10 +146,9 @@ class Rail {
   // host at once); or, where chain_segments() finds it cheaper (large buffers from 3 hosts), down
   // the chain of hosts from the root in segments, each host passing one on while the next comes
   // in. `host_bytes` (0: `bytes`) is what all the host's rails broadcast at once in this call,
-  // each its block (a
-  // broadcast split over the rails): the chain and its segment count are chosen from it, as the
-  // rails share the host's link, so that a batch puts as many bytes through it as an unsplit
-  // chain's. Every rank of the rail passes the same.
+  // each its block (a broadcast split over the rails): the chain and its segment count are
+  // chosen from it, as the rails share the host's link, so that a batch puts as many bytes
+  // through it as an unsplit chain's. Every rank of the rail passes the same.
   Status broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes = 0);
   // parts[h]: our partial result for host h (ours: parts[host]). On return, out holds the
   // reduction over hosts, in host order, of every host's part for us.
@@ -197,7 +197,7 @@ class Rail {
     if (topo_.hosts < kTreeMinHosts) return topo_.hosts;
     return bytes <= kWideTreeMaxBytes ? small_tree_radix_ : 2;
   }
-  int broadcast_segments(size_t bytes, size_t host_bytes) const;  // 0: flat
+  int broadcast_segments(size_t bytes, size_t host_bytes) const;  // 0: the tree
   // Recursive doubling: from set_doubling_min_hosts() on, for a power of two only. Other counts
   // would fold the hosts beyond the power of two in and out, a first round in which some hosts
   // only wait, so that a mismatch between two reducing calls could wait out the deadline; here

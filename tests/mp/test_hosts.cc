@@ -190,13 +190,13 @@ int run_hosts(int argc, char**) {
   // flat (a tie), tree, tree; 512 KiB + 5 2, tree, tree; 1 MiB + 3 3, 4, 6; 3 MiB + 1 5, 7, 10
   // (and the 4 MiB + 12 above 6, 8, 11). Below the default one-sided threshold (256 KiB)
   // segments go as messages: 1 MiB + 3 at 6 hosts. Sizes that do not divide, from the first and
-  // last rank of each
-  // host. With several ranks per host they split over the rails where a rail's block is at least
-  // 128 KiB (hier::broadcast_splits): all five at 2x2 and 3x2 (every transfer one-sided there),
-  // where at 3x2 each rail's chain takes the whole buffer's segment count (flat, flat, 2, 3, 5:
-  // down to 128 KiB + 1 per segment); at 2x4 (one-sided from 256 KiB) the last four: blocks of
-  // 128 KiB (messages) with tails of 0 and 1 element, and of 256 KiB and 768 KiB with tails of
-  // 3 and 1.
+  // last rank of each host. With several ranks per host they split over the rails where a
+  // rail's block is at least 128 KiB (hier::broadcast_splits): all five at 2x2, 3x2 and 4x2
+  // (every transfer one-sided at 2x2 and 3x2), where at 3x2 and 4x2 each rail's chain takes the
+  // whole buffer's segment count (3x2: flat, flat, 2, 3, 5, down to 128 KiB + 1 per segment;
+  // 4x2: the tree for the first three, then 4 and 7); at 2x4 (one-sided from 256 KiB) the last
+  // four: blocks of 128 KiB (messages) with tails of 0 and 1 element, and of 256 KiB and 768 KiB
+  // with tails of 3 and 1.
   const int per_host = ranks_per_host();
   for (size_t count : {(size_t(384) << 10) + 1, size_t(512) << 10, (size_t(512) << 10) + 5,
                        (size_t(1) << 20) + 3, (size_t(3) << 20) + 1}) {

@@ -39,8 +39,9 @@ TEST(Topology, HostsHoldConsecutiveRanksAlike) {
 
 // Rail::chain_segments: the chain where its cost model beats the flat broadcast (radix H) or the
 // binomial tree (radix 2), never at 2 hosts; at a tie, the other. The sizes the hosts test
-// broadcasts (tests/mp/test_hosts.cc) take the counts its comment names; bench/scale_model.py
-// applies the same rule.
+// broadcasts (tests/mp/test_hosts.cc) take the counts its comment names: at 3 hosts the flat
+// rows of the table below, at 4 and 6 its binomial tree's (from 4 hosts the rail weighs the
+// chain against that tree); bench/scale_model.py applies the same rule.
 TEST(Rail, BroadcastsDownTheChainOfHostsWhereItCostsLess) {
   EXPECT_EQ(Rail::chain_segments(2, size_t(1) << 30, 2), 0);
   EXPECT_EQ(Rail::chain_segments(3, 512 << 10, 3), 0);
@@ -58,12 +59,17 @@ TEST(Rail, BroadcastsDownTheChainOfHostsWhereItCostsLess) {
   EXPECT_EQ(Rail::chain_segments(4, 16 << 20, 2), 16);
   const size_t sizes[] = {(size_t(384) << 10) + 1, size_t(512) << 10,     (size_t(512) << 10) + 5,
                           (size_t(1) << 20) + 3,   (size_t(3) << 20) + 1, (size_t(4) << 20) + 12};
-  const int want[3][6] = {{0, 0, 2, 3, 5, 6}, {2, 3, 3, 4, 7, 8}, {3, 4, 4, 6, 10, 11}};
+  const int flat[3][6] = {{0, 0, 2, 3, 5, 6}, {2, 3, 3, 4, 7, 8}, {3, 4, 4, 6, 10, 11}};
+  const int tree[2][6] = {{0, 0, 0, 4, 7, 8}, {0, 0, 0, 6, 10, 11}};
   const int hosts[] = {3, 4, 6};
   for (int h = 0; h < 3; ++h) {
     for (int k = 0; k < 6; ++k) {
-      EXPECT_EQ(Rail::chain_segments(hosts[h], sizes[k], hosts[h]), want[h][k])
-          << hosts[h] << " hosts, " << sizes[k] << " bytes";
+      EXPECT_EQ(Rail::chain_segments(hosts[h], sizes[k], hosts[h]), flat[h][k])
+          << hosts[h] << " hosts, " << sizes[k] << " bytes, flat";
+      if (h > 0) {
+        EXPECT_EQ(Rail::chain_segments(hosts[h], sizes[k], 2), tree[h - 1][k])
+            << hosts[h] << " hosts, " << sizes[k] << " bytes, binomial tree";
+      }
     }
   }
   EXPECT_EQ(Rail::chain_segments(3, 16 << 20, 3), 11);
