@@ -88,6 +88,9 @@ void reset_signals_in_child(const ChildPlan& plan) {
     child_fail(plan, "close(rendezvous socket)");
   }
   if (plan.netns_fd >= 0 && setns(plan.netns_fd, CLONE_NEWNET) != 0) child_fail(plan, "setns");
+  if (plan.cpus != nullptr && sched_setaffinity(0, sizeof *plan.cpus, plan.cpus) != 0) {
+    child_fail(plan, "sched_setaffinity");
+  }
   reset_signals_in_child(plan);
   // Programs using select() break on fds >= 1024, so do not pass on our raised limit.
   if (plan.original_nofile != nullptr && setrlimit(RLIMIT_NOFILE, plan.original_nofile) != 0) {

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "binding.h"
 #include "child.h"
 #include "job_setup.h"
 #include "output_relay.h"
@@ -115,7 +116,8 @@ class Job {
   UniqueFd signal_fd_;
   UniqueFd root_socket_;
   uint16_t root_port_ = 0;
-  std::vector<UniqueFd> netns_fds_;  // one per --netns namespace, opened before any fork
+  std::vector<UniqueFd> netns_fds_;    // one per --netns namespace, opened before any fork
+  std::vector<cpu_set_t> cpu_shares_;  // per local rank, with --bind-to core
   std::string secret_;
   std::unique_ptr<OutputRelay> relay_;
   std::optional<rlimit> original_nofile_;
@@ -146,6 +148,14 @@ int Job::run() {
     netns_fds_.emplace_back(open(("/var/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC));
     if (!netns_fds_.back().valid()) {
       say_errno("network namespace " + ns);
+      return kLauncherFailureExit;
+    }
+  }
+
+  if (options_.bind_to_core) {
+    cpu_shares_ = core_shares(options_.world_size / std::max(1, int(options_.netns.size())));
+    if (cpu_shares_.empty()) {
+      say_errno("--bind-to core: reading this process's CPUs");
       return kLauncherFailureExit;
     }
   }
@@ -262,6 +272,7 @@ bool Job::launch_rank(int rank, const std::vector<std::string>& inherited_env) {
   plan.netns_fd = netns_fds_.empty() ? -1 : netns_fds_[size_t(rank / per_host)].get();
   plan.relay = relay_.get();
   plan.original_nofile = original_nofile_ ? &*original_nofile_ : nullptr;
+  plan.cpus = cpu_shares_.empty() ? nullptr : &cpu_shares_[size_t(rank % per_host)];
   plan.argv = argv.data();
   plan.envp = envp.data();
 

@@ -36,6 +36,8 @@ struct Options {
   // Network namespaces (names under /var/run/netns) to start the ranks in, as "hosts": rank r
   // runs in netns[r / (world_size / netns.size())]. Empty: stratarun's own namespace.
   std::vector<std::string> netns;
+  // --bind-to core: each rank of a host on its own share of stratarun's CPUs (binding.h).
+  bool bind_to_core = false;
   // The IPv4 address the rendezvous socket listens on (reachable from every namespace).
   std::string root_ip = "127.0.0.1";
   // Program (looked up in PATH like a shell does) and its arguments.

@@ -1,7 +1,7 @@
 // stratarun: launches N local ranks of a StrataCL program.
 //
 //   stratarun -n N [--timeout SEC] [--grace SEC] [--tag-output] [--netns NS,...
-//             --root-addr IP] [--] prog [args...]
+//             --root-addr IP] [--bind-to core|none] [--] prog [args...]
 
 #include <arpa/inet.h>
 #include <unistd.h>
@@ -39,6 +39,9 @@ constexpr std::string_view kUsage =
     "                       consecutive ranks in each: each namespace is a \"host\"\n"
     "  --root-addr IP       the rendezvous listens on IP (default 127.0.0.1; with --netns, an\n"
     "                       address every namespace reaches)\n"
+    "  --bind-to core|none  core: bind each rank of a host to its own share of the CPUs\n"
+    "                       stratarun may use (L ranks, C CPUs: C/L each, or CPU l mod C where\n"
+    "                       L > C); none (default): leave placement to the scheduler\n"
     "  --                   end of options\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -72,7 +75,7 @@ std::optional<double> parse_seconds(std::string_view text) {
   return value;
 }
 
-enum class ValueOption { kWorldSize, kTimeout, kGrace, kNetns, kRootAddr };
+enum class ValueOption { kWorldSize, kTimeout, kGrace, kNetns, kRootAddr, kBindTo };
 
 std::optional<ValueOption> look_up_value_option(std::string_view name) {
   if (name == "-n" || name == "-np" || name == "--np") return ValueOption::kWorldSize;
@@ -80,6 +83,7 @@ std::optional<ValueOption> look_up_value_option(std::string_view name) {
   if (name == "--grace") return ValueOption::kGrace;
   if (name == "--netns") return ValueOption::kNetns;
   if (name == "--root-addr") return ValueOption::kRootAddr;
+  if (name == "--bind-to") return ValueOption::kBindTo;
   return std::nullopt;
 }
 
@@ -118,6 +122,12 @@ std::string apply_value(ValueOption option, std::string_view name, std::string_v
         start = comma + 1;
       }
       return {};
+    case ValueOption::kBindTo:
+      if (value == "core" || value == "none") {
+        options->bind_to_core = value == "core";
+        return {};
+      }
+      return "invalid value '" + std::string(value) + "' for --bind-to (expected core or none)";
     case ValueOption::kRootAddr:
       if (in_addr a{}; inet_pton(AF_INET, std::string(value).c_str(), &a) == 1) {
         options->root_ip = std::string(value);
