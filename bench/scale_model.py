@@ -28,21 +28,11 @@ import re
 import statistics
 import sys
 
-ES = 4                       # float32, as bench/compare measures
-DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: a rail allreduce up to here is not a ring
-DOUBLING_MIN_HOSTS = 4       # STRATACL_NET_DOUBLING_MIN_HOSTS: recursive doubling up to DIRECT_MAX
-SPLIT_MIN_REDUNDANT = 64 << 10  # hier's kSplitMinRedundantBytes: small allreduces split over rails
-BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L blocks fit
-ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
-SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: scatter-gather, not the ring,
-SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxRoundBytes
-ONE_PHASE_MAX = 128 << 10    # hier's kOnePhaseMaxBytes: allgather, reduce-scatter in one local phase
-CHAIN_MSG_BYTES = 128 << 10  # net::Rail::kChainBytesPerMessageCost: chain or flat broadcast
-CHAIN_MAX_SEGMENTS = 1024    # net::Rail::kChainMaxSegments
-TREE_MIN_HOSTS = 4           # net::Rail::kTreeMinHosts: broadcasts down trees of hosts from here
-WIDE_TREE_MAX = 64           # net::Rail::kWideTreeMaxBytes: up to here radix TREE_RADIX, above 2
-TREE_RADIX = 2               # STRATACL_NET_TREE_RADIX
-SPLIT_BCAST_MIN_BLOCK = 128 << 10  # hier's kSplitBroadcastMinBlock: broadcast split over rails
+# The library's thresholds and choices.
+from scale_rules import (BY_RAIL_MAX, DIRECT_MAX, DOUBLING_MIN_HOSTS, ES, ONE_PHASE_MAX,
+                         ONE_SIDED_MIN, SG_MAX_ROUND, SG_MIN_HOSTS, SPLIT_BCAST_MIN_BLOCK,
+                         SPLIT_MIN_REDUNDANT, chain_segments, tree_radix)
+
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
 LIB = "stratacl-heap"
@@ -90,32 +80,6 @@ class Fabric:
 
 def us(nbytes, gbs):
     return nbytes / (gbs * 1e3) if gbs != math.inf else 0.0
-
-
-def tree_radix(S, H):
-    """net::Rail::tree_radix: a broadcast's tree of hosts; radix H is the flat broadcast."""
-    if H < TREE_MIN_HOSTS:
-        return H
-    return TREE_RADIX if S <= WIDE_TREE_MAX else 2
-
-
-def tree_rounds(H, k):
-    """net::Rail::tree_rounds: ceil(log_k H)."""
-    rounds, span = 0, 1
-    while span < H:
-        rounds, span = rounds + 1, span * k
-    return rounds
-
-
-def chain_segments(S, H, k):
-    """net::Rail::chain_segments: the segments of a broadcast down the chain of hosts, or 0
-    where the tree of radix k (radix H: flat, the root's rail sends H - 1 copies) costs less."""
-    if H < 3:
-        return 0
-    x = S / CHAIN_MSG_BYTES
-    n = min(CHAIN_MAX_SEGMENTS, max(2, math.floor(math.sqrt((H - 2) * x) + 0.5)))
-    tree = tree_rounds(H, k) * ((min(k, H) - 1) * x + 1)
-    return n if (n + H - 2) * (n + x) < n * tree and n <= S else 0
 
 
 def strata(coll, S, H, L, f):
