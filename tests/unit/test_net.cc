@@ -41,7 +41,7 @@ TEST(Topology, HostsHoldConsecutiveRanksAlike) {
 // binomial tree (radix 2), never at 2 hosts; at a tie, the other. The sizes the hosts test
 // broadcasts (tests/mp/test_hosts.cc) take the counts its comment names: at 3 hosts the flat
 // rows of the table below, at 4 and 6 its binomial tree's (from 4 hosts the rail weighs the
-// chain against that tree); bench/scale_model.py applies the same rule.
+// chain against that tree); bench/scale_rules.py applies the same rule.
 TEST(Rail, BroadcastsDownTheChainOfHostsWhereItCostsLess) {
   EXPECT_EQ(Rail::chain_segments(2, size_t(1) << 30, 2), 0);
   EXPECT_EQ(Rail::chain_segments(3, 512 << 10, 3), 0);
