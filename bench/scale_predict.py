@@ -114,7 +114,7 @@ def nccl_allgather(S, H, L, f):
 def ompi_broadcast(S, H, L, f):
     """Open MPI's tuned broadcast, flat over P ranks placed by host: the better of the binomial
     tree (log2 P steps of the whole buffer, those of distance L and more across hosts) and the
-    pipelined chain (P - 2 + n steps of one of n segments, H of every P hops on the network)."""
+    pipelined chain in the best of 1-1024 segments (chain_pipeline)."""
     P = H * L
     binomial = sum(step(f, H, L, 2 ** k >= L, S, L) for k in range(log2c(P)))
     return min([(binomial, "tree")] + [(chain_pipeline(S, H, L, f, n), "chain")
