@@ -99,6 +99,8 @@ class Job {
   void raise_fd_limit();
   bool launch();
   bool launch_rank(int rank, const std::vector<std::string>& inherited_env);
+  // Ranks per host: the namespaces (--netns) split the ranks evenly, or one host holds them all.
+  int per_host() const { return options_.world_size / std::max(1, int(options_.netns.size())); }
   int supervise();
   bool handle_signals();
   bool reap_children();
@@ -153,7 +155,7 @@ int Job::run() {
   }
 
   if (options_.bind_to_core) {
-    cpu_shares_ = core_shares(options_.world_size / std::max(1, int(options_.netns.size())));
+    cpu_shares_ = core_shares(per_host());
     if (cpu_shares_.empty()) {
       say_errno("--bind-to core: reading this process's CPUs");
       return kLauncherFailureExit;
@@ -254,9 +256,9 @@ bool Job::launch_rank(int rank, const std::vector<std::string>& inherited_env) {
   const std::string world = std::to_string(options_.world_size);
   env.push_back("STRATACL_RANK=" + std::to_string(rank));
   env.push_back("STRATACL_WORLD_SIZE=" + world);
-  const int per_host = options_.world_size / std::max(1, int(options_.netns.size()));
-  env.push_back("STRATACL_LOCAL_RANK=" + std::to_string(rank % per_host));
-  env.push_back("STRATACL_LOCAL_WORLD_SIZE=" + std::to_string(per_host));
+  const int ranks_per_host = per_host();
+  env.push_back("STRATACL_LOCAL_RANK=" + std::to_string(rank % ranks_per_host));
+  env.push_back("STRATACL_LOCAL_WORLD_SIZE=" + std::to_string(ranks_per_host));
   env.push_back("STRATACL_ROOT_ADDR=" + options_.root_ip + ":" + std::to_string(root_port_));
   env.push_back("STRATACL_JOB_SECRET=" + secret_);
   env.push_back("STRATACL_LAUNCHER=stratarun");
@@ -269,10 +271,10 @@ bool Job::launch_rank(int rank, const std::vector<std::string>& inherited_env) {
   plan.rank = rank;
   plan.launcher_pid = getpid();
   plan.root_fd = root_socket_.get();
-  plan.netns_fd = netns_fds_.empty() ? -1 : netns_fds_[size_t(rank / per_host)].get();
+  plan.netns_fd = netns_fds_.empty() ? -1 : netns_fds_[size_t(rank / ranks_per_host)].get();
   plan.relay = relay_.get();
   plan.original_nofile = original_nofile_ ? &*original_nofile_ : nullptr;
-  plan.cpus = cpu_shares_.empty() ? nullptr : &cpu_shares_[size_t(rank % per_host)];
+  plan.cpus = cpu_shares_.empty() ? nullptr : &cpu_shares_[size_t(rank % ranks_per_host)];
   plan.argv = argv.data();
   plan.envp = envp.data();
 
