@@ -29,9 +29,10 @@ import statistics
 import sys
 
 # The library's thresholds and choices.
-from scale_rules import (BY_RAIL_MAX, DIRECT_MAX, DOUBLING_MIN_HOSTS, ES, ONE_PHASE_MAX,
-                         ONE_SIDED_MIN, SG_MAX_ROUND, SG_MIN_HOSTS, SPLIT_BCAST_MIN_BLOCK,
-                         SPLIT_MIN_REDUNDANT, chain_segments, tree_radix)
+from scale_rules import (BY_RAIL_MAX, DIRECT_MAX, DOUBLING_MIN_HOSTS, ES,
+                         ONE_PHASE_MAX, ONE_SIDED_MIN, SG_MAX_ROUND, SG_MIN_HOSTS,
+                         SPLIT_BCAST_MIN_BLOCK, SPLIT_MIN_REDUNDANT, alltoall_in_rounds,
+                         alltoall_rounds, chain_segments, tree_radix)
 
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
@@ -168,6 +169,15 @@ def strata(coll, S, H, L, f):
                 local("reduce_scatter", L * b)
         rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
         reduce(H, b, L)
+    elif coll == "alltoall" and alltoall_in_rounds(H, L, L * b):
+        # In rounds (Bruck's): the local step packs as by rail (alone on its host, a rank copies
+        # its input), then each round sends its slots packed in one message; the blocks are
+        # copied out of the rail's scratch at the end.
+        local("alltoall", S) if L > 1 else copy(S, 1)
+        for m in alltoall_rounds(H):
+            copy(m * L * b, L)
+            rnd(2, L * m * L * b, P * m * L * b, L, 0)
+        copy((H - 1) * L * b, L)
     elif coll == "alltoall" and L > 1 and L * b <= BY_RAIL_MAX:
         # By rail: one local step gathers each rank's whole output (its host's blocks and one
         # pack of L blocks per other host), then one message per other host. Rail::exchange is

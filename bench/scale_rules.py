@@ -8,6 +8,7 @@ DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: a rail allreduce up t
 DOUBLING_MIN_HOSTS = 4       # STRATACL_NET_DOUBLING_MIN_HOSTS: recursive doubling up to DIRECT_MAX
 SPLIT_MIN_REDUNDANT = 64 << 10  # hier's kSplitMinRedundantBytes: small allreduces split over rails
 BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L blocks fit
+A2A_MSG_BYTES = 6 << 10      # net::Rail::kAlltoallBytesPerMessageCost: alltoall in rounds or not
 ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
 SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: scatter-gather, not the ring,
 SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxRoundBytes
@@ -44,3 +45,21 @@ def chain_segments(S, H, k):
     n = min(CHAIN_MAX_SEGMENTS, max(2, math.floor(math.sqrt((H - 2) * x) + 0.5)))
     tree = tree_rounds(H, k) * ((min(k, H) - 1) * x + 1)
     return n if (n + H - 2) * (n + x) < n * tree and n <= S else 0
+
+
+def alltoall_rounds(H):
+    """net::Rail::alltoall: the slots each round of Bruck's algorithm sends (those of 1..H-1
+    with bit k set), one entry per round."""
+    out, span = [], 1
+    while span < H:
+        out.append(sum(1 for i in range(1, H) if i & span))
+        span *= 2
+    return out
+
+
+def alltoall_in_rounds(H, L, pack):
+    """net::Rail::alltoall_in_rounds for a host's pack of L blocks (`pack` bytes a rail)."""
+    if pack <= 0 or H < DOUBLING_MIN_HOSTS:
+        return False
+    m = alltoall_rounds(H)
+    return (sum(m) - (H - 1)) * L * pack < (H - 1 - len(m)) * A2A_MSG_BYTES

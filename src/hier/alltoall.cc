@@ -4,7 +4,8 @@
 // local step hands each rank, for every other host, the blocks its host's ranks have for its
 // rail peer there, and one message per host carries them (H - 1 per rank), straight into the
 // peer's output. Small calls pay per message, not per byte (docs/PERFORMANCE.md, "Alltoall by
-// rail").
+// rail"); from 4 hosts the smallest go in rounds of Bruck's algorithm along the rail, ceil(log2 H)
+// messages per rank (net::Rail::alltoall; "Alltoall in rounds across hosts").
 #include <vector>
 
 #include "coll/algorithms.h"
@@ -60,6 +61,13 @@ Status alltoall_in_packs(Context& c, const Call& call) {
       local_call(call, Coll::kAlltoAll, call.send, call.recv, call.recv_kind, call.count);
   c.rail.go_on_through_failures();  // its steps go through Context::keep, rail_step
   SCL_TRY(c.keep(c.on_host(stratacl::alltoall_by_rail(c.local, local, dst)), true));
+  if (c.rail.alltoall_in_rounds(run)) {
+    std::vector<const char*> from(dst.begin(), dst.end());
+    std::vector<char*> to;
+    for (int h = 0; h < t.hosts; ++h) to.push_back(call.recv + size_t(h) * run);
+    SCL_TRY(c.rail_step(c.rail.alltoall(from, to, run, c.local.deadline())));
+    return c.outcome();
+  }
   std::vector<net::Transfer> batch;
   for (int h = 0; h < t.hosts; ++h) {
     if (h == t.host) continue;
@@ -75,8 +83,8 @@ Status alltoall_in_packs(Context& c, const Call& call) {
 
 Status alltoall(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
-  if (t.per_host > 1 &&
-      size_t(t.per_host) * call.count * dtype_size(call.dtype) <= kByRailMaxBytes) {
+  const size_t run = size_t(t.per_host) * call.count * dtype_size(call.dtype);
+  if ((t.per_host > 1 && run <= kByRailMaxBytes) || c.rail.alltoall_in_rounds(run)) {
     return alltoall_in_packs(c, call);
   }
   std::vector<size_t> counts(size_t(c.world_ranks), call.count), displs;

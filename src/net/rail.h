@@ -68,8 +68,9 @@ class Rail {
   const Topology& topology() const { return topo_; }
   const Endpoint& endpoint() const { return *ep_; }
   // From `hosts` hosts on, allreduces and allgathers up to kDirectMaxBytes go by recursive
-  // doubling where the host count is a power of two (-1: never; at first, never). Every rank
-  // must set the same.
+  // doubling where the host count is a power of two, and alltoalls of small blocks in rounds at
+  // any host count (alltoall_in_rounds(); -1: never; at first, never). Every rank must set the
+  // same.
   void set_doubling_min_hosts(int hosts) { doubling_min_hosts_ = hosts; }
   // The radix of the trees of small broadcasts and barriers (at first, 2). Every rank must set
   // the same.
@@ -141,6 +142,25 @@ class Rail {
   // total at most kDirectMaxBytes, log2 H rounds of one message each way, gathered in a scratch
   // buffer and copied out.
   Status allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d);
+  // Where alltoall_in_rounds(bytes): send[h] (bytes) goes to host h's rail peer, whose block for
+  // this host lands in recv[h], for every other host h, by Bruck's algorithm: ceil(log2 H)
+  // rounds of one message each way (about H / 2 blocks each) instead of H - 1 messages. The
+  // blocks move through the rail's scratch and are copied out at the end (not where the call
+  // failed). send[host] and recv[host] are not touched.
+  Status alltoall(std::span<const char* const> send, std::span<char* const> recv, size_t bytes,
+                  const Deadline& d);
+  // Whether an alltoall of `bytes` blocks (1 or more) goes in rounds: from
+  // set_doubling_min_hosts() hosts, where alltoall_rounds_pay(). Every rank decides alike.
+  bool alltoall_in_rounds(size_t bytes) const;
+  // Whether the messages the rounds save cost more than the blocks they send again (about
+  // H log2(H) / 2 slots against H - 1), a message weighing kAlltoallBytesPerMessageCost bytes
+  // of the host's link, which its L rails share: at 4 hosts while L x bytes is below it, at 8
+  // below 0.8 of it, at 48 below half; never at 2 and 3 hosts.
+  static bool alltoall_rounds_pay(int hosts, int per_host, size_t bytes);
+  // At 4 hosts of one rank here the rounds took 0.8-0.96x the time of one direct round up to
+  // 4 KiB blocks and 1.0-1.2x from 8 KiB (docs/PERFORMANCE.md, "Alltoall in rounds across
+  // hosts").
+  static constexpr size_t kAlltoallBytesPerMessageCost = 6 << 10;
   // Host `root`'s buf goes to every host's buf: down a tree of hosts (tree_radix()), where every
   // host that has the buffer sends it to k - 1 more in each round (radix H: from the root to every
   // host at once); or, where chain_segments() finds it cheaper (large buffers from 3 hosts), down

@@ -79,6 +79,30 @@ TEST(Rail, BroadcastsDownTheChainOfHostsWhereItCostsLess) {
   EXPECT_EQ(Rail::chain_segments(48, size_t(1) << 40, 2), Rail::kChainMaxSegments);
 }
 
+// Rail::alltoall_rounds_pay: Bruck's rounds where (M - (H - 1)) L b < (H - 1 - R) C, M the slots
+// the R rounds send, C = kAlltoallBytesPerMessageCost; the edges of each case, as
+// bench/scale_rules.py applies them. The hosts test's alltoalls of 1000 int32 go in rounds at
+// 4 and 6 hosts of one rank and direct at 4 hosts of two (tests/mp/test_hosts.cc).
+TEST(Rail, AlltoallsGoInRoundsWhereTheMessagesSavedCostMore) {
+  constexpr size_t C = Rail::kAlltoallBytesPerMessageCost;
+  EXPECT_FALSE(Rail::alltoall_rounds_pay(2, 1, 1));  // one round of one message: no gain
+  EXPECT_FALSE(Rail::alltoall_rounds_pay(3, 1, 1));  // two rounds of one: none either
+  EXPECT_TRUE(Rail::alltoall_rounds_pay(4, 1, 1));
+  EXPECT_TRUE(Rail::alltoall_rounds_pay(4, 1, C - 1));  // M = 4, R = 2: L b < C
+  EXPECT_FALSE(Rail::alltoall_rounds_pay(4, 1, C));
+  EXPECT_TRUE(Rail::alltoall_rounds_pay(4, 2, C / 2 - 1));  // two rails share the link
+  EXPECT_FALSE(Rail::alltoall_rounds_pay(4, 2, C / 2));
+  EXPECT_TRUE(Rail::alltoall_rounds_pay(4, 1, 4000));
+  EXPECT_FALSE(Rail::alltoall_rounds_pay(4, 2, 2 * 4000));
+  EXPECT_TRUE(Rail::alltoall_rounds_pay(6, 1, 4000));  // M = 7, R = 3: 2 L b < 2 C
+  EXPECT_FALSE(Rail::alltoall_rounds_pay(6, 1, C));
+  EXPECT_TRUE(Rail::alltoall_rounds_pay(8, 1, 4 * C / 5));  // M = 12, R = 3: 5 L b < 4 C
+  EXPECT_FALSE(Rail::alltoall_rounds_pay(8, 1, 4 * C / 5 + 1));
+  EXPECT_TRUE(Rail::alltoall_rounds_pay(48, 8, 41 * C / 81 / 8));  // M = 128, R = 6
+  EXPECT_FALSE(Rail::alltoall_rounds_pay(48, 8, 41 * C / 81 / 8 + 1));
+  EXPECT_FALSE(Rail::alltoall_rounds_pay(48, 1, size_t(1) << 62));  // no overflow
+}
+
 // Rail::tree_rounds: ceil(log_k H), the rounds of a broadcast's tree and a barrier.
 TEST(Rail, TreesOfHostsTakeLogRadixRounds) {
   EXPECT_EQ(Rail::tree_rounds(1, 2), 0);

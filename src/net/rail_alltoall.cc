@@ -1,0 +1,76 @@
+// The rail's alltoall in rounds (net/rail.h): Bruck's algorithm over the hosts, so that a small
+// alltoall posts ceil(log2 H) messages each way instead of H - 1.
+#include <cstring>
+#include <vector>
+
+#include "net/rail.h"
+
+namespace stratacl::net {
+namespace {
+
+// The slots of 1..H-1 whose bit `span` is set: what a round of the rounds sends.
+std::vector<int> moving_slots(int hosts, int span) {
+  std::vector<int> out;
+  for (int i = 1; i < hosts; ++i) {
+    if (i & span) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Rail::alltoall_in_rounds(size_t bytes) const {
+  return bytes > 0 && doubling_min_hosts_ >= 0 && topo_.hosts >= doubling_min_hosts_ &&
+         alltoall_rounds_pay(topo_.hosts, topo_.per_host, bytes);
+}
+
+bool Rail::alltoall_rounds_pay(int hosts, int per_host, size_t bytes) {
+  const int H = hosts;
+  // In bytes, where a message costs kAlltoallBytesPerMessageCost: R rounds of one message each
+  // carrying m_k slots, against H - 1 messages of one slot; a host's L rails send alike through
+  // its link, so a slot weighs L packs. Rounds where R C + M L b < (H - 1)(C + L b), M = sum m_k.
+  const size_t host = size_t(per_host) * bytes;
+  if (host >= kAlltoallBytesPerMessageCost * size_t(H)) return false;  // never; no overflow below
+  size_t rounds = 0, sent = 0;
+  for (int span = 1; span < H; span *= 2) ++rounds, sent += moving_slots(H, span).size();
+  const size_t direct = size_t(H - 1);
+  return (sent - direct) * host < (direct - rounds) * kAlltoallBytesPerMessageCost;
+}
+
+Status Rail::alltoall(std::span<const char* const> send, std::span<char* const> recv, size_t bytes,
+                      const Deadline& d) {
+  // Slot i holds a block that has i hosts to go (counted up, modulo H): at first, ours for host
+  // me + i. In round k every host sends the slots whose bit k is set, packed in one message, to
+  // host me + 2^k and takes the same slots from host me - 2^k: so a block moves by the bits of
+  // its distance, staying in its slot, and at the end slot i holds the block of host me - i.
+  // Both ends of a round count the same slots, so every message has the size its receive
+  // expects, and every host sends and receives in every round (a host in a mismatched call names
+  // it there). Received packs stay where they land: a slot's block is read from its last pack.
+  const int H = topo_.hosts, me = topo_.host;
+  std::vector<const char*> slot(static_cast<size_t>(H));
+  for (int i = 0; i < H; ++i) slot[size_t(i)] = send[size_t((me + i) % H)];
+  int rounds = 0;
+  for (int span = 1; span < H; span *= 2) ++rounds;
+  // One outgoing pack (reused) and each round's incoming one: at most H / 2 slots each.
+  const size_t pack = size_t(H / 2) * bytes;
+  SCL_ASSIGN_OR_RETURN(char* packs, scratch(pack * size_t(rounds + 1)));
+  char* out = packs;
+  for (int k = 0, span = 1; span < H; ++k, span *= 2) {
+    const std::vector<int> moving = moving_slots(H, span);
+    const size_t n = moving.size() * bytes;
+    char* in = packs + pack * size_t(k + 1);
+    for (size_t j = 0; j < moving.size(); ++j) {
+      std::memcpy(out + j * bytes, slot[size_t(moving[j])], bytes);
+    }
+    Transfer batch[2] = {send_to(peer((me + span) % H), out, n),
+                         recv_from(peer((me - span + H) % H), in, n)};
+    SCL_TRY(run(batch, d, one_sided(n)));
+    for (size_t j = 0; j < moving.size(); ++j) slot[size_t(moving[j])] = in + j * bytes;
+  }
+  if (failure_.ok()) {
+    for (int i = 1; i < H; ++i) std::memcpy(recv[size_t((me - i + H) % H)], slot[size_t(i)], bytes);
+  }
+  return settle(Status::Ok());
+}
+
+}  // namespace stratacl::net
