@@ -32,7 +32,7 @@ import sys
 from scale_rules import (BY_RAIL_MAX, DIRECT_MAX, DOUBLING_MIN_HOSTS, ES,
                          ONE_PHASE_MAX, ONE_SIDED_MIN, SG_MAX_ROUND, SG_MIN_HOSTS,
                          SPLIT_BCAST_MIN_BLOCK, SPLIT_MIN_REDUNDANT, alltoall_in_rounds,
-                         alltoall_rounds, chain_segments, tree_radix)
+                         alltoall_rounds, chain_segments, gather_rounds, tree_radix)
 
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
@@ -115,7 +115,8 @@ def strata(coll, S, H, L, f):
     def reduce(k, nbytes, act):  # k inputs into one: (k + 1) / 2 copies' worth of traffic
         t["mem"] += (k + 1) / 2 * us(nbytes, f.mem) * f.crowd(H, act)
 
-    doubling = H >= DOUBLING_MIN_HOSTS and H & (H - 1) == 0  # a power of two
+    rounds = H >= DOUBLING_MIN_HOSTS  # small calls in rounds: doubling, else Bruck's
+    doubling = rounds and H & (H - 1) == 0  # a power of two
     if coll == "allreduce":
         # hier/allreduce.cc: a small buffer stays whole on every rail unless the copies the
         # rails send alike reach SPLIT_MIN_REDUNDANT; otherwise each rail reduces its S/L shard,
@@ -139,6 +140,11 @@ def strata(coll, S, H, L, f):
             for _ in range(int(math.log2(H))):
                 rnd(2, L * x, H * L * x, L, x)
                 reduce(2, x, L)
+        elif rounds and H * x <= DIRECT_MAX:  # Bruck's gather of the inputs, reduced in host order
+            copy(x, L)
+            for c in gather_rounds(H):
+                rnd(2, L * c * x, P * c * x, L, x)
+            reduce(H, x, L)
         else:
             rnd(2 * (H - 1), L * (H - 1) * x, H * L * (H - 1) * x, L, x)
             reduce(H, x, L)
@@ -146,9 +152,10 @@ def strata(coll, S, H, L, f):
             local("allgather", S)
     elif coll == "allgather":
         copy(b, L)
-        if doubling and H * b <= DIRECT_MAX:  # gathered in the rail's scratch, copied out
-            for k in range(int(math.log2(H))):
-                rnd(2, L * 2 ** k * b, P * 2 ** k * b, L, b)
+        if rounds and H * b <= DIRECT_MAX:  # gathered in the rail's scratch, copied out
+            # by doubling, 2^k blocks in round k; by Bruck's rounds, min(2^k, H - 2^k)
+            for c in gather_rounds(H):
+                rnd(2, L * c * b, P * c * b, L, b)
             copy((H - 1) * b, L)
         else:
             rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)

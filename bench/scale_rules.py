@@ -63,3 +63,12 @@ def alltoall_in_rounds(H, L, pack):
         return False
     m = alltoall_rounds(H)
     return (sum(m) - (H - 1)) * L * pack < (H - 1 - len(m)) * A2A_MSG_BYTES
+
+
+def gather_rounds(H):
+    """net::Rail::gather_in_rounds (Bruck's): the blocks each round sends, min(2^k, H - 2^k)."""
+    out, span = [], 1
+    while span < H:
+        out.append(min(span, H - span))
+        span *= 2
+    return out

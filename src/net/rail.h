@@ -67,17 +67,18 @@ class Rail {
   Rail& operator=(const Rail&) = delete;
   const Topology& topology() const { return topo_; }
   const Endpoint& endpoint() const { return *ep_; }
-  // From `hosts` hosts on, allreduces and allgathers up to kDirectMaxBytes go by recursive
-  // doubling where the host count is a power of two, and alltoalls of small blocks in rounds at
-  // any host count (alltoall_in_rounds(); -1: never; at first, never). Every rank must set the
-  // same.
+  // From `hosts` hosts on, allreduces and allgathers up to kDirectMaxBytes go in rounds, by
+  // recursive doubling where the host count is a power of two and by Bruck's algorithm at other
+  // counts, and so do alltoalls of small blocks (alltoall_in_rounds()); -1: never; at first,
+  // never. Every rank must set the same.
   void set_doubling_min_hosts(int hosts) { doubling_min_hosts_ = hosts; }
   // The radix of the trees of small broadcasts and barriers (at first, 2). Every rank must set
   // the same.
   void set_small_tree_radix(int radix) { small_tree_radix_ = std::max(radix, 2); }
   // How many copies of its buffer a host's rail sends in an allreduce up to kDirectMaxBytes:
-  // one per round of recursive doubling, or one to each other host (the direct round, which
-  // float max and min keep where doubling would apply: counted as doubling here).
+  // one per round of recursive doubling, or one to each other host (the direct round, and
+  // Bruck's rounds, which float max and min take where doubling would apply: counted as
+  // doubling here).
   int small_allreduce_copies() const {
     return doubling(topo_.hosts) ? std::bit_width(unsigned(topo_.hosts)) - 1 : topo_.hosts - 1;
   }
@@ -128,8 +129,11 @@ class Rail {
   // to every other and reduces all of them in host order; or, from set_doubling_min_hosts() hosts
   // where H is a power of two, recursive doubling: log2 H rounds of one message each way, where the
   // direct round posts 2(H-1) messages (each pair reduces the lower host's value first, so every
-  // host ends with the same bits, though not in host order). Above, ring reduce-scatter then ring
-  // allgather (each chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host
+  // host ends with the same bits, though not in host order); at other host counts from there
+  // (and for float max and min) while the H inputs total at most kDirectMaxBytes, Bruck's gather
+  // of every input in ceil(log2 H) rounds, the direct round's bytes, then the direct round's
+  // reduction in host order. Above, ring reduce-scatter then
+  // ring allgather (each chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host
   // instead of H-1; or, from kScatterGatherMinHosts hosts while H - 1 chunks are at most
   // kScatterGatherMaxRoundBytes, the same bytes in two rounds: every host sends chunk h to host h,
   // which reduces the H copies in host order and sends the result to every host. op is sum, prod,
@@ -138,9 +142,9 @@ class Rail {
                    const Deadline& d);
   // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
   // filled from host h's rail peer otherwise. One direct round (a message to and from every
-  // host); or, where recursive doubling applies (set_doubling_min_hosts()) and the H blocks
-  // total at most kDirectMaxBytes, log2 H rounds of one message each way, gathered in a scratch
-  // buffer and copied out.
+  // host); or, from set_doubling_min_hosts() hosts while the H blocks total at most
+  // kDirectMaxBytes, rounds of one message each way (log2 H by recursive doubling at a power of
+  // two, else ceil(log2 H) by Bruck's algorithm), gathered in a scratch buffer and copied out.
   Status allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   // Where alltoall_in_rounds(bytes): send[h] (bytes) goes to host h's rail peer, whose block for
   // this host lands in recv[h], for every other host h, by Bruck's algorithm: ceil(log2 H)
@@ -218,15 +222,23 @@ class Rail {
     return bytes <= kWideTreeMaxBytes ? small_tree_radix_ : 2;
   }
   int broadcast_segments(size_t bytes, size_t host_bytes) const;  // 0: the tree
-  // Recursive doubling: from set_doubling_min_hosts() on, for a power of two only. Other counts
-  // would fold the hosts beyond the power of two in and out, a first round in which some hosts
-  // only wait, so that a mismatch between two reducing calls could wait out the deadline; here
-  // every host's first batch both sends and receives. Against a call whose hosts only receive
-  // from a root (broadcast, reduce), a mismatch can still go unnamed until the call's deadline,
-  // which then fails every rank with sclTimeout naming the rank waited for.
-  bool doubling(int hosts) const {
-    return doubling_min_hosts_ >= 0 && hosts >= doubling_min_hosts_ && (hosts & (hosts - 1)) == 0;
-  }
+  // Small calls in rounds of one message each way instead of one direct round: from
+  // set_doubling_min_hosts() on.
+  bool rounds(int hosts) const { return doubling_min_hosts_ >= 0 && hosts >= doubling_min_hosts_; }
+  // Recursive doubling: where rounds() apply, for a power of two only; other counts take
+  // Bruck's algorithms (net/rail_bruck.cc). Doubling at other counts would fold the hosts
+  // beyond the power of two in and out, a first round in which some hosts only wait, so that a
+  // mismatch between two reducing calls could wait out the deadline; here, as in Bruck's rounds,
+  // every host's batch both sends and receives. Against a call whose hosts only receive from a
+  // root (broadcast, reduce), a mismatch can still go unnamed until the call's deadline, which
+  // then fails every rank with sclTimeout naming the rank waited for.
+  bool doubling(int hosts) const { return rounds(hosts) && (hosts & (hosts - 1)) == 0; }
+  // Bruck's gather: every host's `bytes` block lands in the rail's scratch, host me - i's at
+  // *out + i * bytes, in ceil(log2 H) rounds.
+  Status gather_in_rounds(const char* mine, size_t bytes, const Deadline& d, char** out);
+  Status allgather_in_rounds(std::span<char* const> blocks, size_t bytes, const Deadline& d);
+  Status allreduce_in_rounds(const char* in, char* buf, size_t count, sclDataType_t dt,
+                             sclRedOp_t op, const Deadline& d);
   // Runs a batch of messages whose sizes the two ends could disagree on, checking them on both
   // ends (a mismatch is sclInvalidUsage for sender and receiver). With `symmetric`, the peers'
   // batches are built alike from the call (a collective's), so both ends of a pair carry the

@@ -1,9 +1,14 @@
-// The rail's alltoall in rounds (net/rail.h): Bruck's algorithm over the hosts, so that a small
-// alltoall posts ceil(log2 H) messages each way instead of H - 1.
+// Bruck's algorithms over the hosts of a rail (net/rail.h): a small alltoall, allgather or
+// allreduce in ceil(log2 H) rounds of one message each way instead of one round of H - 1, at
+// any host count; in every round every host both sends and receives, so that a host in a
+// mismatched call meets it there.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "core/dtype.h"
 #include "net/rail.h"
+#include "reduce/reduce.h"
 
 namespace stratacl::net {
 namespace {
@@ -20,7 +25,7 @@ std::vector<int> moving_slots(int hosts, int span) {
 }  // namespace
 
 bool Rail::alltoall_in_rounds(size_t bytes) const {
-  return bytes > 0 && doubling_min_hosts_ >= 0 && topo_.hosts >= doubling_min_hosts_ &&
+  return bytes > 0 && rounds(topo_.hosts) &&
          alltoall_rounds_pay(topo_.hosts, topo_.per_host, bytes);
 }
 
@@ -71,6 +76,53 @@ Status Rail::alltoall(std::span<const char* const> send, std::span<char* const> 
     for (int i = 1; i < H; ++i) std::memcpy(recv[size_t((me - i + H) % H)], slot[size_t(i)], bytes);
   }
   return settle(Status::Ok());
+}
+
+Status Rail::gather_in_rounds(const char* mine, size_t bytes, const Deadline& d, char** out) {
+  // all[i] is the block of host me - i (modulo H). In the round of `span`, every host sends the
+  // blocks it has, all[0 .. c), c = min(span, H - span), to host me + span, whose all[span ..
+  // span + c) they are: after ceil(log2 H) rounds every host has all H. Both ends of a round
+  // compute the same c, so every message has the size its receive expects. Every round sends
+  // up the hosts, as the alltoall's do, so that in the first round host r + 1 hears from host r:
+  // a broadcast's first child from its root, and an alltoall's first receive from where it
+  // expects it, each naming the mismatch where the other host's call is this one.
+  const int H = topo_.hosts, me = topo_.host;
+  SCL_ASSIGN_OR_RETURN(char* all, scratch(bytes * size_t(H)));
+  std::memcpy(all, mine, bytes);
+  const bool os = one_sided(bytes);  // the block size: the same on every rank
+  for (int span = 1; span < H; span *= 2) {
+    const size_t part = size_t(std::min(span, H - span)) * bytes;
+    Transfer batch[2] = {send_to(peer((me + span) % H), all, part),
+                         recv_from(peer((me - span + H) % H), all + size_t(span) * bytes, part)};
+    SCL_TRY(run(batch, d, os));
+  }
+  *out = all;
+  return Status::Ok();
+}
+
+Status Rail::allgather_in_rounds(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
+  const int H = topo_.hosts, me = topo_.host;
+  char* all = nullptr;
+  SCL_TRY(gather_in_rounds(blocks[size_t(me)], bytes, d, &all));
+  if (!failure_.ok()) return Status::Ok();
+  for (int i = 1; i < H; ++i) {
+    std::memcpy(blocks[size_t((me - i + H) % H)], all + size_t(i) * bytes, bytes);
+  }
+  return Status::Ok();
+}
+
+Status Rail::allreduce_in_rounds(const char* in, char* buf, size_t count, sclDataType_t dt,
+                                 sclRedOp_t op, const Deadline& d) {
+  // Every host gathers every host's input, then reduces them in host order, as the direct round
+  // does: the same bits on every host, for every op (float max and min too).
+  const int H = topo_.hosts, me = topo_.host;
+  const size_t bytes = count * dtype_size(dt);
+  char* all = nullptr;
+  SCL_TRY(gather_in_rounds(in, bytes, d, &all));
+  std::vector<const void*> srcs;
+  for (int h = 0; h < H; ++h) srcs.push_back(all + size_t((me - h + H) % H) * bytes);
+  if (failure_.ok()) reduce::reduce_n(buf, srcs.data(), H, count, dt, op, 1);
+  return Status::Ok();
 }
 
 }  // namespace stratacl::net
