@@ -67,10 +67,10 @@ class Rail {
   Rail& operator=(const Rail&) = delete;
   const Topology& topology() const { return topo_; }
   const Endpoint& endpoint() const { return *ep_; }
-  // From `hosts` hosts on, allreduces and allgathers up to kDirectMaxBytes go in rounds, by
-  // recursive doubling where the host count is a power of two and by Bruck's algorithm at other
-  // counts, and so do alltoalls of small blocks (alltoall_in_rounds()); -1: never; at first,
-  // never. Every rank must set the same.
+  // From `hosts` hosts on, small allreduces and allgathers go in rounds, by recursive doubling
+  // where the host count is a power of two and by Bruck's algorithm at other counts (allreduce()
+  // and allgather() say up to which size), and so do alltoalls of small blocks
+  // (alltoall_in_rounds()); -1: never; at first, never. Every rank must set the same.
   void set_doubling_min_hosts(int hosts) { doubling_min_hosts_ = hosts; }
   // The radix of the trees of small broadcasts and barriers (at first, 2). Every rank must set
   // the same.
@@ -161,9 +161,9 @@ class Rail {
   // of the host's link, which its L rails share: at 4 hosts while L x bytes is below it, at 8
   // below 0.8 of it, at 48 below half; never at 2 and 3 hosts.
   static bool alltoall_rounds_pay(int hosts, int per_host, size_t bytes);
-  // At 4 hosts of one rank here the rounds took 0.8-0.96x the time of one direct round up to
-  // 4 KiB blocks and 1.0-1.2x from 8 KiB (docs/PERFORMANCE.md, "Alltoall in rounds across
-  // hosts").
+  // At 4 hosts of one rank here the rounds took 0.75-0.92x the time of one direct round at the
+  // smallest blocks, about the same from 1 KiB to 4 KiB, and 1.05-1.14x at 8-16 KiB
+  // (docs/PERFORMANCE.md, "Small calls in rounds at any host count").
   static constexpr size_t kAlltoallBytesPerMessageCost = 6 << 10;
   // Host `root`'s buf goes to every host's buf: down a tree of hosts (tree_radix()), where every
   // host that has the buffer sends it to k - 1 more in each round (radix H: from the root to every
