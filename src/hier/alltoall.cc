@@ -5,7 +5,7 @@
 // rail peer there, and one message per host carries them (H - 1 per rank), straight into the
 // peer's output. Small calls pay per message, not per byte (docs/PERFORMANCE.md, "Alltoall by
 // rail"); from 4 hosts the smallest go in rounds of Bruck's algorithm along the rail, ceil(log2 H)
-// messages per rank (net::Rail::alltoall; "Alltoall in rounds across hosts").
+// messages per rank (net::Rail::alltoall; "Small calls in rounds at any host count").
 #include <vector>
 
 #include "coll/algorithms.h"
