@@ -122,8 +122,8 @@ def strata(coll, S, H, L, f):
         # rails send alike reach SPLIT_MIN_REDUNDANT; otherwise each rail reduces its S/L shard,
         # which net::Rail::allreduce takes in a direct round or by doubling while it is at most
         # DIRECT_MAX (in Bruck's rounds where H shards total at most that), and above by the
-        # ring over hosts, or in two direct rounds (scatter, then
-        # gather) from SG_MIN_HOSTS hosts while H - 1 chunks are at most SG_MAX_ROUND.
+        # ring over hosts, or in two direct rounds (scatter, then gather) from SG_MIN_HOSTS hosts
+        # while H - 1 chunks are at most SG_MAX_ROUND.
         copies = int(math.log2(H)) if doubling else H - 1  # Rail::small_allreduce_copies
         split = S > DIRECT_MAX or ((L - 1) * S * copies >= SPLIT_MIN_REDUNDANT and S / ES >= L)
         x = S / L if split else S  # what each rail reduces

@@ -49,7 +49,8 @@ namespace {
 // named above).
 constexpr size_t kByRailMaxBytes = 128 << 10;
 
-Status alltoall_in_packs(Context& c, const Call& call) {
+// `in_rounds`: Rail::alltoall_in_rounds() of the pack, decided once by the caller.
+Status alltoall_in_packs(Context& c, const Call& call, bool in_rounds) {
   const net::Topology& t = c.topo();
   const size_t run = size_t(t.per_host) * call.count * dtype_size(call.dtype);  // one host's
   SCL_ASSIGN_OR_RETURN(char* packs, c.packs.get(run * size_t(t.hosts)));
@@ -61,7 +62,7 @@ Status alltoall_in_packs(Context& c, const Call& call) {
       local_call(call, Coll::kAlltoAll, call.send, call.recv, call.recv_kind, call.count);
   c.rail.go_on_through_failures();  // its steps go through Context::keep, rail_step
   SCL_TRY(c.keep(c.on_host(stratacl::alltoall_by_rail(c.local, local, dst)), true));
-  if (c.rail.alltoall_in_rounds(run)) {
+  if (in_rounds) {
     std::vector<const char*> from(dst.begin(), dst.end());
     std::vector<char*> to;
     for (int h = 0; h < t.hosts; ++h) to.push_back(call.recv + size_t(h) * run);
@@ -84,8 +85,9 @@ Status alltoall_in_packs(Context& c, const Call& call) {
 Status alltoall(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
   const size_t run = size_t(t.per_host) * call.count * dtype_size(call.dtype);
-  if ((t.per_host > 1 && run <= kByRailMaxBytes) || c.rail.alltoall_in_rounds(run)) {
-    return alltoall_in_packs(c, call);
+  const bool in_rounds = c.rail.alltoall_in_rounds(run);
+  if ((t.per_host > 1 && run <= kByRailMaxBytes) || in_rounds) {
+    return alltoall_in_packs(c, call, in_rounds);
   }
   std::vector<size_t> counts(size_t(c.world_ranks), call.count), displs;
   for (int w = 0; w < c.world_ranks; ++w) displs.push_back(size_t(w) * call.count);

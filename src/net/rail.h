@@ -233,9 +233,9 @@ class Rail {
   // root (broadcast, reduce), a mismatch can still go unnamed until the call's deadline, which
   // then fails every rank with sclTimeout naming the rank waited for.
   bool doubling(int hosts) const { return rounds(hosts) && (hosts & (hosts - 1)) == 0; }
-  // Bruck's gather: every host's `bytes` block lands in the rail's scratch, host me - i's at
-  // *out + i * bytes, in ceil(log2 H) rounds.
-  Status gather_in_rounds(const char* mine, size_t bytes, const Deadline& d, char** out);
+  // Bruck's gather, in ceil(log2 H) rounds: every host's `bytes` block lands in the rail's
+  // scratch, whose address it returns, host me - i's at i * bytes.
+  Result<char*> gather_in_rounds(const char* mine, size_t bytes, const Deadline& d);
   Status allgather_in_rounds(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   Status allreduce_in_rounds(const char* in, char* buf, size_t count, sclDataType_t dt,
                              sclRedOp_t op, const Deadline& d);

@@ -13,13 +13,10 @@
 namespace stratacl::net {
 namespace {
 
-// The slots of 1..H-1 whose bit `span` is set: what a round of the rounds sends.
-std::vector<int> moving_slots(int hosts, int span) {
-  std::vector<int> out;
-  for (int i = 1; i < hosts; ++i) {
-    if (i & span) out.push_back(i);
-  }
-  return out;
+// How many of the slots 1..H-1 have bit `span` set (what a round of the alltoall sends): span
+// in each full run of 2 span, and the part of the last run past its first span.
+size_t moving_slots(int hosts, int span) {
+  return size_t(hosts / (2 * span) * span + std::max(0, hosts % (2 * span) - span));
 }
 
 }  // namespace
@@ -37,7 +34,7 @@ bool Rail::alltoall_rounds_pay(int hosts, int per_host, size_t bytes) {
   const size_t host = size_t(per_host) * bytes;
   if (host >= kAlltoallBytesPerMessageCost * size_t(H)) return false;  // never; no overflow below
   size_t rounds = 0, sent = 0;
-  for (int span = 1; span < H; span *= 2) ++rounds, sent += moving_slots(H, span).size();
+  for (int span = 1; span < H; span *= 2) ++rounds, sent += moving_slots(H, span);
   const size_t direct = size_t(H - 1);
   return (sent - direct) * host < (direct - rounds) * kAlltoallBytesPerMessageCost;
 }
@@ -61,16 +58,17 @@ Status Rail::alltoall(std::span<const char* const> send, std::span<char* const> 
   SCL_ASSIGN_OR_RETURN(char* packs, scratch(pack * size_t(rounds + 1)));
   char* out = packs;
   for (int k = 0, span = 1; span < H; ++k, span *= 2) {
-    const std::vector<int> moving = moving_slots(H, span);
-    const size_t n = moving.size() * bytes;
+    const size_t n = moving_slots(H, span) * bytes;
     char* in = packs + pack * size_t(k + 1);
-    for (size_t j = 0; j < moving.size(); ++j) {
-      std::memcpy(out + j * bytes, slot[size_t(moving[j])], bytes);
+    for (int i = 1, j = 0; i < H; ++i) {
+      if (i & span) std::memcpy(out + size_t(j++) * bytes, slot[size_t(i)], bytes);
     }
     Transfer batch[2] = {send_to(peer((me + span) % H), out, n),
                          recv_from(peer((me - span + H) % H), in, n)};
     SCL_TRY(run(batch, d, one_sided(n)));
-    for (size_t j = 0; j < moving.size(); ++j) slot[size_t(moving[j])] = in + j * bytes;
+    for (int i = 1, j = 0; i < H; ++i) {
+      if (i & span) slot[size_t(i)] = in + size_t(j++) * bytes;
+    }
   }
   if (failure_.ok()) {
     for (int i = 1; i < H; ++i) std::memcpy(recv[size_t((me - i + H) % H)], slot[size_t(i)], bytes);
@@ -78,7 +76,7 @@ Status Rail::alltoall(std::span<const char* const> send, std::span<char* const> 
   return settle(Status::Ok());
 }
 
-Status Rail::gather_in_rounds(const char* mine, size_t bytes, const Deadline& d, char** out) {
+Result<char*> Rail::gather_in_rounds(const char* mine, size_t bytes, const Deadline& d) {
   // all[i] is the block of host me - i (modulo H). In the round of `span`, every host sends the
   // blocks it has, all[0 .. c), c = min(span, H - span), to host me + span, whose all[span ..
   // span + c) they are: after ceil(log2 H) rounds every host has all H. Both ends of a round
@@ -96,14 +94,12 @@ Status Rail::gather_in_rounds(const char* mine, size_t bytes, const Deadline& d,
                          recv_from(peer((me - span + H) % H), all + size_t(span) * bytes, part)};
     SCL_TRY(run(batch, d, os));
   }
-  *out = all;
-  return Status::Ok();
+  return all;
 }
 
 Status Rail::allgather_in_rounds(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
   const int H = topo_.hosts, me = topo_.host;
-  char* all = nullptr;
-  SCL_TRY(gather_in_rounds(blocks[size_t(me)], bytes, d, &all));
+  SCL_ASSIGN_OR_RETURN(const char* all, gather_in_rounds(blocks[size_t(me)], bytes, d));
   if (!failure_.ok()) return Status::Ok();
   for (int i = 1; i < H; ++i) {
     std::memcpy(blocks[size_t((me - i + H) % H)], all + size_t(i) * bytes, bytes);
@@ -117,8 +113,7 @@ Status Rail::allreduce_in_rounds(const char* in, char* buf, size_t count, sclDat
   // does: the same bits on every host, for every op (float max and min too).
   const int H = topo_.hosts, me = topo_.host;
   const size_t bytes = count * dtype_size(dt);
-  char* all = nullptr;
-  SCL_TRY(gather_in_rounds(in, bytes, d, &all));
+  SCL_ASSIGN_OR_RETURN(const char* all, gather_in_rounds(in, bytes, d));
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(all + size_t((me - h + H) % H) * bytes);
   if (failure_.ok()) reduce::reduce_n(buf, srcs.data(), H, count, dt, op, 1);
