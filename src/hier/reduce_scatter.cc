@@ -1,7 +1,7 @@
 // Hierarchical reduce-scatter (hierarchical.h): local reduce-scatters leave each rank the host's
 // partial for the block of its local index on every host; the rail exchanges the partials and
-// each rank reduces its own block's in host order. Large inputs: one local reduce-scatter per
-// host's range of the input. Small ones: the input is copied into heap scratch
+// reduces each rank's own block's (net::Rail::reduce_scatter). Large inputs: one local
+// reduce-scatter per host's range of the input. Small ones: the input is copied into heap scratch
 // (Context::packs) as one run per local rank of the H blocks it will be left with, and one
 // local reduce-scatter of those runs replaces the H.
 #include <vector>

@@ -275,11 +275,9 @@ Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt
     return Status::Ok();
   }
   if (count * es <= kDirectMaxBytes) {
-    // Max and min over floating types skip a NaN in any input but the first (reduce.h), which
-    // does not associate: grouped pairwise, a NaN would hide whole groups of hosts. They keep
-    // the direct round's host order.
-    const bool associates = !dtype_floating(dt) || (op != sclMax && op != sclMin);
-    if (doubling(H) && associates) return settle(allreduce_doubling(in, buf, count, dt, op, d));
+    if (doubling(H) && associates(dt, op)) {
+      return settle(allreduce_doubling(in, buf, count, dt, op, d));
+    }
     // Bruck's rounds gather the H inputs, which one direct round takes in at once: up to 64 KiB
     // in all, as the allgather's rounds (at 6 hosts here 0.69-1.01x the time up to 3 KiB, but
     // 1.18x at 48 KiB).
@@ -294,6 +292,12 @@ Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt
     return settle(allreduce_scatter_gather(in, ch, dt, op, d));
   }
   return settle(allreduce_ring(in, ch, dt, op, d));
+}
+
+bool Rail::associates(sclDataType_t dt, sclRedOp_t op) {
+  // Max and min over floating types skip a NaN in any input but the first (reduce.h), which
+  // does not associate: grouped pairwise, a NaN would hide whole groups of hosts.
+  return !dtype_floating(dt) || (op != sclMax && op != sclMin);
 }
 
 Status Rail::allreduce_ring(const char* in, const Chunks& ch, sclDataType_t dt, sclRedOp_t op,
@@ -359,7 +363,7 @@ Status Rail::allreduce_direct(const char* in, char* buf, size_t count, sclDataTy
   // A reduce-scatter whose every part is the whole input: each host sends it to every other and
   // reduces all of them, in host order, into the output.
   const std::vector<const char*> parts(size_t(topo_.hosts), in);
-  return reduce_scatter(parts, buf, count, dt, op, d);
+  return reduce_scatter_direct(parts, buf, count, dt, op, d);
 }
 
 Status Rail::allreduce_doubling(const char* input, char* buf, size_t count, sclDataType_t dt,
@@ -422,6 +426,17 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
 
 Status Rail::reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
                             sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
+  // Empty parts keep the direct round, as the allgather's do.
+  const size_t bytes = count * dtype_size(dt);
+  if (bytes > 0 && rounds(topo_.hosts) && associates(dt, op) &&
+      bytes * size_t(topo_.hosts) <= kDirectMaxBytes) {
+    return settle(reduce_scatter_in_rounds(parts, out, count, dt, op, d));
+  }
+  return settle(reduce_scatter_direct(parts, out, count, dt, op, d));
+}
+
+Status Rail::reduce_scatter_direct(std::span<const char* const> parts, char* out, size_t count,
+                                   sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
   const int H = topo_.hosts, me = topo_.host;
   const size_t bytes = count * dtype_size(dt);
   SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes * size_t(H)));
@@ -435,7 +450,7 @@ Status Rail::reduce_scatter(std::span<const char* const> parts, char* out, size_
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(h == me ? parts[size_t(me)] : in + size_t(h) * bytes);
   if (failure_.ok()) reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
-  return settle(Status::Ok());
+  return Status::Ok();
 }
 
 Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,

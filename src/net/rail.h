@@ -175,7 +175,12 @@ class Rail {
   // through it as an unsplit chain's. Every rank of the rail passes the same.
   Status broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes = 0);
   // parts[h]: our partial result for host h (ours: parts[host]). On return, out holds the
-  // reduction over hosts, in host order, of every host's part for us.
+  // reduction over hosts of every host's part for us: in host order, from one direct round (a
+  // message to and from every host); or, from set_doubling_min_hosts() hosts while the H parts
+  // total at most kDirectMaxBytes (not for float max and min, see associates()), by Bruck's
+  // rounds: ceil(log2 H) rounds of one message each way and the direct round's bytes, each part
+  // reduced on its way in a fixed order of its own. `out` may be parts[host]; it is written only
+  // where the call went through.
   Status reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
                         sclDataType_t dt, sclRedOp_t op, const Deadline& d);
   // Host `root` ends with the reduction, in host order, of every host's `mine` in `out`.
@@ -203,6 +208,11 @@ class Rail {
   int peer(int h) const { return topo_.world_of(h, topo_.local); }
   Status allreduce_direct(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                           const Deadline& d);
+  Status reduce_scatter_direct(std::span<const char* const> parts, char* out, size_t count,
+                               sclDataType_t dt, sclRedOp_t op, const Deadline& d);
+  // Whether `op` over `dt` may be grouped otherwise than in host order (recursive doubling,
+  // the reduce-scatter's rounds): all but max and min over floating types.
+  static bool associates(sclDataType_t dt, sclRedOp_t op);
   struct Chunks;  // the ring's and scatter-gather's split of a buffer (rail.cc)
   // `in`: the input, laid out as `chunks` (chunks.buf, the output, where in place).
   Status allreduce_scatter_gather(const char* in, const Chunks& chunks, sclDataType_t dt,
@@ -239,6 +249,8 @@ class Rail {
   Status allgather_in_rounds(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   Status allreduce_in_rounds(const char* in, char* buf, size_t count, sclDataType_t dt,
                              sclRedOp_t op, const Deadline& d);
+  Status reduce_scatter_in_rounds(std::span<const char* const> parts, char* out, size_t count,
+                                  sclDataType_t dt, sclRedOp_t op, const Deadline& d);
   // Runs a batch of messages whose sizes the two ends could disagree on, checking them on both
   // ends (a mismatch is sclInvalidUsage for sender and receiver). With `symmetric`, the peers'
   // batches are built alike from the call (a collective's), so both ends of a pair carry the

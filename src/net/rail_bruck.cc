@@ -19,6 +19,10 @@ size_t moving_slots(int hosts, int span) {
   return size_t(hosts / (2 * span) * span + std::max(0, hosts % (2 * span) - span));
 }
 
+// How many of the slots 1..H-1 are odd multiples of `span` (what a round of the reduce-scatter
+// sends): half, rounded up, of the multiples of span below H.
+size_t halving_slots(int hosts, int span) { return size_t(((hosts - 1) / span + 1) / 2); }
+
 }  // namespace
 
 bool Rail::alltoall_in_rounds(size_t bytes) const {
@@ -117,6 +121,48 @@ Status Rail::allreduce_in_rounds(const char* in, char* buf, size_t count, sclDat
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(all + size_t((me - h + H) % H) * bytes);
   if (failure_.ok()) reduce::reduce_n(buf, srcs.data(), H, count, dt, op, 1);
+  return Status::Ok();
+}
+
+Status Rail::reduce_scatter_in_rounds(std::span<const char* const> parts, char* out, size_t count,
+                                      sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
+  // The alltoall's rounds run backwards: slot i holds the partial for host me + i (i hosts to
+  // go), at first our part for it. In round k the slots still held are the multiples of 2^k;
+  // every host sends the odd ones, packed in one message, to host me + 2^k, where they land in
+  // slots i - 2^k and are reduced into what that host holds there (ours first). The partials
+  // for a host meet where their distances to it agree and go on together, so the sends total
+  // H - 1 parts, the direct round's bytes, in ceil(log2 H) messages; slot 0 ends with the sum
+  // over every host, reduced into `out` in the last round.
+  const int H = topo_.hosts, me = topo_.host;
+  const size_t bytes = count * dtype_size(dt);
+  std::vector<const char*> slot(static_cast<size_t>(H));
+  for (int i = 0; i < H; ++i) slot[size_t(i)] = parts[size_t((me + i) % H)];
+  // The slots' running sums (slot i's at i), then the outgoing and incoming packs.
+  const size_t pack = size_t(H / 2) * bytes;
+  SCL_ASSIGN_OR_RETURN(char* sums, scratch(bytes * size_t(H) + 2 * pack));
+  char* const send = sums + bytes * size_t(H);
+  char* const in = send + pack;
+  for (int span = 1; span < H; span *= 2) {
+    const size_t n = halving_slots(H, span);
+    const char* src = slot[size_t(span)];  // a single slot goes from where it is
+    if (n > 1) {
+      for (int i = span, j = 0; i < H; i += 2 * span) {
+        std::memcpy(send + size_t(j++) * bytes, slot[size_t(i)], bytes);
+      }
+      src = send;
+    }
+    Transfer batch[2] = {send_to(peer((me + span) % H), src, n * bytes),
+                         recv_from(peer((me - span + H) % H), in, n * bytes)};
+    SCL_TRY(run(batch, d, one_sided(n * bytes)));
+    if (!failure_.ok()) continue;  // what a failed peer sent is not data
+    const bool last = 2 * span >= H;
+    for (int i = 0, j = 0; i + span < H; i += 2 * span) {
+      char* sum = last ? out : sums + size_t(i) * bytes;
+      const void* srcs[2] = {slot[size_t(i)], in + size_t(j++) * bytes};
+      reduce::reduce_n(sum, srcs, 2, count, dt, op, 1);
+      slot[size_t(i)] = sum;
+    }
+  }
   return Status::Ok();
 }
 
