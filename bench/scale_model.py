@@ -31,8 +31,9 @@ import sys
 # The library's thresholds and choices.
 from scale_rules import (BY_RAIL_MAX, DIRECT_MAX, DOUBLING_MIN_HOSTS, ES,
                          ONE_PHASE_MAX, ONE_SIDED_MIN, SG_MAX_ROUND, SG_MIN_HOSTS,
-                         SPLIT_BCAST_MIN_BLOCK, SPLIT_MIN_REDUNDANT, alltoall_in_rounds,
-                         alltoall_rounds, chain_segments, gather_rounds, tree_radix)
+                         SPLIT_BCAST_MIN_BLOCK, SPLIT_MIN_REDUNDANT, allreduce_halves_pay,
+                         alltoall_in_rounds, alltoall_rounds, chain_segments, gather_rounds,
+                         halving_rounds, tree_radix)
 
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
@@ -121,7 +122,8 @@ def strata(coll, S, H, L, f):
         # hier/allreduce.cc: a small buffer stays whole on every rail unless the copies the
         # rails send alike reach SPLIT_MIN_REDUNDANT; otherwise each rail reduces its S/L shard,
         # which net::Rail::allreduce takes in a direct round or by doubling while it is at most
-        # DIRECT_MAX (in Bruck's rounds where H shards total at most that), and above by the
+        # DIRECT_MAX (in Bruck's rounds where H shards total at most that, else in halves, the
+        # reduce-scatter's rounds and the gather's, where allreduce_halves_pay), and above by the
         # ring over hosts, or in two direct rounds (scatter, then gather) from SG_MIN_HOSTS hosts
         # while H - 1 chunks are at most SG_MAX_ROUND.
         copies = int(math.log2(H)) if doubling else H - 1  # Rail::small_allreduce_copies
@@ -146,6 +148,16 @@ def strata(coll, S, H, L, f):
             for c in gather_rounds(H):
                 rnd(2, L * c * x, P * c * x, L, x)
             reduce(H, x, L)
+        elif rounds and allreduce_halves_pay(H, L, x):
+            # In halves: the reduce-scatter's rounds over H chunks, then the gather's.
+            ch = x / H
+            for m in halving_rounds(H):
+                copy(m * ch if m > 1 else 0, L)
+                rnd(2, L * m * ch, P * m * ch, L, m * ch)
+                reduce(2, m * ch, L)
+            for c in gather_rounds(H):
+                rnd(2, L * c * ch, P * c * ch, L, ch)
+            copy(x, L)
         else:
             rnd(2 * (H - 1), L * (H - 1) * x, H * L * (H - 1) * x, L, x)
             reduce(H, x, L)
@@ -175,8 +187,14 @@ def strata(coll, S, H, L, f):
         elif L > 1:
             for _ in range(H):  # one local reduce-scatter per host's range of the input
                 local("reduce_scatter", L * b)
-        rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
-        reduce(H, b, L)
+        if rounds and H * b <= DIRECT_MAX:  # Bruck's rounds backwards: parts reduced on the way
+            for m in halving_rounds(H):
+                copy(m * b if m > 1 else 0, L)  # several parts packed, one sent where it is
+                rnd(2, L * m * b, P * m * b, L, m * b)
+                reduce(2, m * b, L)
+        else:
+            rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
+            reduce(H, b, L)
     elif coll == "alltoall" and alltoall_in_rounds(H, L, L * b):
         # In rounds (Bruck's): the local step packs as by rail (alone on its host, a rank copies
         # its input), then each round sends its slots packed in one message; the blocks are

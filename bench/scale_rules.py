@@ -9,6 +9,7 @@ DOUBLING_MIN_HOSTS = 4       # STRATACL_NET_DOUBLING_MIN_HOSTS: recursive doubli
 SPLIT_MIN_REDUNDANT = 64 << 10  # hier's kSplitMinRedundantBytes: small allreduces split over rails
 BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L blocks fit
 A2A_MSG_BYTES = 6 << 10      # net::Rail::kAlltoallBytesPerMessageCost: alltoall in rounds or not
+HALVES_MSG_BYTES = 16 << 10  # net::Rail::kHalvesBytesPerMessageCost: allreduce in halves or not
 ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
 SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: scatter-gather, not the ring,
 SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxRoundBytes
@@ -72,3 +73,21 @@ def gather_rounds(H):
         out.append(min(span, H - span))
         span *= 2
     return out
+
+
+def halving_rounds(H):
+    """net::Rail::reduce_scatter_in_rounds (Bruck's, backwards): the parts each round sends,
+    the odd multiples of 2^k below H."""
+    out, span = [], 1
+    while span < H:
+        out.append(((H - 1) // span + 1) // 2)
+        span *= 2
+    return out
+
+
+def allreduce_halves_pay(H, L, x):
+    """net::Rail::allreduce_halves_pay: the reduce-scatter's and the gather's rounds instead of
+    the direct round, for a rail allreduce of x bytes."""
+    R = (H - 1).bit_length()
+    added = H * (6 * R - 2 * H + 1)
+    return added <= 0 or (H - 1) * (H - 2) * L * x > added * HALVES_MSG_BYTES

@@ -284,6 +284,9 @@ Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt
     if (rounds(H) && count * es * size_t(H) <= kDirectMaxBytes) {
       return settle(allreduce_in_rounds(in, buf, count, dt, op, d));
     }
+    if (rounds(H) && associates(dt, op) && allreduce_halves_pay(H, topo_.per_host, count * es)) {
+      return settle(allreduce_in_halves(in, buf, count, dt, op, d));
+    }
     return settle(allreduce_direct(in, buf, count, dt, op, d));
   }
   const Chunks ch{buf, count, es, H};

@@ -165,6 +165,18 @@ class Rail {
   // smallest blocks, about the same from 1 KiB to 4 KiB, and 1.05-1.14x at 8-16 KiB
   // (docs/PERFORMANCE.md, "Small calls in rounds at any host count").
   static constexpr size_t kAlltoallBytesPerMessageCost = 6 << 10;
+  // Whether a rail allreduce of `bytes` (at most kDirectMaxBytes, past the gather's rounds)
+  // goes in halves, the reduce-scatter's rounds then the gather's (2 ceil(log2 H) messages each
+  // way, 2 (H - 1) / H of the buffer), rather than in the direct round (2 (H - 1) messages, the
+  // buffer H - 1 times): where the bytes saved, L rails' through the host's link, outweigh the
+  // messages added, a message weighing kHalvesBytesPerMessageCost bytes and a round three
+  // messages (its latency, a send and a receive): at 5 hosts of one rank above 60 KiB, at 6
+  // above 34 KiB, at 7 above 19 KiB, from 13 hosts always; at 2 and 3 never.
+  static bool allreduce_halves_pay(int hosts, int per_host, size_t bytes);
+  // At 6 hosts of one rank here the halves took 1.04-1.37x the direct round's time up to 32 KiB
+  // and 0.77-0.87x from 48 KiB; at 5, 1.38-1.53x up to 32 KiB and 0.94-1.00x at 64 KiB: a round
+  // costs much where 5 or 6 ranks share 2 cores (docs/PERFORMANCE.md, "Allreduce in halves").
+  static constexpr size_t kHalvesBytesPerMessageCost = 16 << 10;
   // Host `root`'s buf goes to every host's buf: down a tree of hosts (tree_radix()), where every
   // host that has the buffer sends it to k - 1 more in each round (radix H: from the root to every
   // host at once); or, where chain_segments() finds it cheaper (large buffers from 3 hosts), down
@@ -246,11 +258,21 @@ class Rail {
   // Bruck's gather, in ceil(log2 H) rounds: every host's `bytes` block lands in the rail's
   // scratch, whose address it returns, host me - i's at i * bytes.
   Result<char*> gather_in_rounds(const char* mine, size_t bytes, const Deadline& d);
+  // Its rounds: all[0] holds our block, and host me - i's lands at all + i * stride (blocks
+  // shorter than `stride` carry what follows them in `all` along).
+  Status gather_rounds(char* all, size_t stride, const Deadline& d);
   Status allgather_in_rounds(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   Status allreduce_in_rounds(const char* in, char* buf, size_t count, sclDataType_t dt,
                              sclRedOp_t op, const Deadline& d);
   Status reduce_scatter_in_rounds(std::span<const char* const> parts, char* out, size_t count,
                                   sclDataType_t dt, sclRedOp_t op, const Deadline& d);
+  // Its rounds, where the part for host h is ch.bytes(h) long; `work` holds 2 H of the longest
+  // part. `out` is written in the last round only.
+  Status reduce_scatter_rounds(std::span<const char* const> parts, char* out, const Chunks& ch,
+                               sclDataType_t dt, sclRedOp_t op, const Deadline& d, char* work);
+  // The reduce-scatter's rounds over the chunks of the buffer, then the gather's.
+  Status allreduce_in_halves(const char* in, char* buf, size_t count, sclDataType_t dt,
+                             sclRedOp_t op, const Deadline& d);
   // Runs a batch of messages whose sizes the two ends could disagree on, checking them on both
   // ends (a mismatch is sclInvalidUsage for sender and receiver). With `symmetric`, the peers'
   // batches are built alike from the call (a collective's), so both ends of a pair carry the

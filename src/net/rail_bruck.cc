@@ -3,11 +3,13 @@
 // any host count; in every round every host both sends and receives, so that a host in a
 // mismatched call meets it there.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <vector>
 
 #include "core/dtype.h"
 #include "net/rail.h"
+#include "net/rail_chunks.h"
 #include "reduce/reduce.h"
 
 namespace stratacl::net {
@@ -18,10 +20,6 @@ namespace {
 size_t moving_slots(int hosts, int span) {
   return size_t(hosts / (2 * span) * span + std::max(0, hosts % (2 * span) - span));
 }
-
-// How many of the slots 1..H-1 are odd multiples of `span` (what a round of the reduce-scatter
-// sends): half, rounded up, of the multiples of span below H.
-size_t halving_slots(int hosts, int span) { return size_t(((hosts - 1) / span + 1) / 2); }
 
 }  // namespace
 
@@ -81,24 +79,30 @@ Status Rail::alltoall(std::span<const char* const> send, std::span<char* const> 
 }
 
 Result<char*> Rail::gather_in_rounds(const char* mine, size_t bytes, const Deadline& d) {
-  // all[i] is the block of host me - i (modulo H). In the round of `span`, every host sends the
-  // blocks it has, all[0 .. c), c = min(span, H - span), to host me + span, whose all[span ..
-  // span + c) they are: after ceil(log2 H) rounds every host has all H. Both ends of a round
-  // compute the same c, so every message has the size its receive expects. Every round sends
-  // up the hosts, as the alltoall's do, so that in the first round host r + 1 hears from host r:
-  // a broadcast's first child from its root, and an alltoall's first receive from where it
-  // expects it, each naming the mismatch where the other host's call is this one.
-  const int H = topo_.hosts, me = topo_.host;
-  SCL_ASSIGN_OR_RETURN(char* all, scratch(bytes * size_t(H)));
+  SCL_ASSIGN_OR_RETURN(char* all, scratch(bytes * size_t(topo_.hosts)));
   std::memcpy(all, mine, bytes);
-  const bool os = one_sided(bytes);  // the block size: the same on every rank
+  SCL_TRY(gather_rounds(all, bytes, d));
+  return all;
+}
+
+Status Rail::gather_rounds(char* all, size_t stride, const Deadline& d) {
+  // all[i] (at i * stride) is the block of host me - i (modulo H). In the round of `span`, every
+  // host sends the blocks it has, all[0 .. c), c = min(span, H - span), to host me + span,
+  // whose all[span .. span + c) they are: after ceil(log2 H) rounds every host has all H. Both
+  // ends of a round compute the same c, so every message has the size its receive expects.
+  // Every round sends up the hosts, as the alltoall's do, so that in the first round host r + 1
+  // hears from host r: a broadcast's first child from its root, and an alltoall's first
+  // receive from where it expects it, each naming the mismatch where the other host's call is
+  // this one.
+  const int H = topo_.hosts, me = topo_.host;
+  const bool os = one_sided(stride);  // the same on every rank
   for (int span = 1; span < H; span *= 2) {
-    const size_t part = size_t(std::min(span, H - span)) * bytes;
+    const size_t part = size_t(std::min(span, H - span)) * stride;
     Transfer batch[2] = {send_to(peer((me + span) % H), all, part),
-                         recv_from(peer((me - span + H) % H), all + size_t(span) * bytes, part)};
+                         recv_from(peer((me - span + H) % H), all + size_t(span) * stride, part)};
     SCL_TRY(run(batch, d, os));
   }
-  return all;
+  return Status::Ok();
 }
 
 Status Rail::allgather_in_rounds(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
@@ -126,42 +130,90 @@ Status Rail::allreduce_in_rounds(const char* in, char* buf, size_t count, sclDat
 
 Status Rail::reduce_scatter_in_rounds(std::span<const char* const> parts, char* out, size_t count,
                                       sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
+  const size_t H = size_t(topo_.hosts), es = dtype_size(dt);
+  SCL_ASSIGN_OR_RETURN(char* work, scratch(2 * H * count * es));
+  return reduce_scatter_rounds(parts, out, Chunks{nullptr, count * H, es, int(H)}, dt, op, d, work);
+}
+
+Status Rail::reduce_scatter_rounds(std::span<const char* const> parts, char* out, const Chunks& ch,
+                                   sclDataType_t dt, sclRedOp_t op, const Deadline& d, char* work) {
   // The alltoall's rounds run backwards: slot i holds the partial for host me + i (i hosts to
   // go), at first our part for it. In round k the slots still held are the multiples of 2^k;
   // every host sends the odd ones, packed in one message, to host me + 2^k, where they land in
   // slots i - 2^k and are reduced into what that host holds there (ours first). The partials
   // for a host meet where their distances to it agree and go on together, so the sends total
   // H - 1 parts, the direct round's bytes, in ceil(log2 H) messages; slot 0 ends with the sum
-  // over every host, reduced into `out` in the last round.
+  // over every host, reduced into `out` in the last round. Both ends of a round pack the parts
+  // for the same hosts, so every message has the size its receive expects.
   const int H = topo_.hosts, me = topo_.host;
-  const size_t bytes = count * dtype_size(dt);
+  const size_t es = ch.es, stride = ch.bytes(H - 1);          // the last chunk is the longest
+  auto size = [&](int i) { return ch.bytes((me + i) % H); };  // slot i's part
   std::vector<const char*> slot(static_cast<size_t>(H));
   for (int i = 0; i < H; ++i) slot[size_t(i)] = parts[size_t((me + i) % H)];
-  // The slots' running sums (slot i's at i), then the outgoing and incoming packs.
-  const size_t pack = size_t(H / 2) * bytes;
-  SCL_ASSIGN_OR_RETURN(char* sums, scratch(bytes * size_t(H) + 2 * pack));
-  char* const send = sums + bytes * size_t(H);
-  char* const in = send + pack;
+  // The slots' running sums (slot i's at i * stride), then the outgoing and incoming packs.
+  char* const send = work + stride * size_t(H);
+  char* const in = send + stride * size_t(H / 2);
   for (int span = 1; span < H; span *= 2) {
-    const size_t n = halving_slots(H, span);
-    const char* src = slot[size_t(span)];  // a single slot goes from where it is
-    if (n > 1) {
-      for (int i = span, j = 0; i < H; i += 2 * span) {
-        std::memcpy(send + size_t(j++) * bytes, slot[size_t(i)], bytes);
+    const char* src = slot[size_t(span)];  // a single part goes from where it is
+    size_t n = size(span);
+    if (3 * span < H) {
+      n = 0;
+      for (int i = span; i < H; i += 2 * span) {
+        std::memcpy(send + n, slot[size_t(i)], size(i));
+        n += size(i);
       }
       src = send;
     }
-    Transfer batch[2] = {send_to(peer((me + span) % H), src, n * bytes),
-                         recv_from(peer((me - span + H) % H), in, n * bytes)};
-    SCL_TRY(run(batch, d, one_sided(n * bytes)));
+    // What comes in: the sender's parts for the hosts of our slots 0, 2 span, ..., each as long
+    // as ours for that host. One-sided or not is the call's choice, by its longest part.
+    size_t m = 0;
+    for (int i = 0; i + span < H; i += 2 * span) m += size(i);
+    Transfer batch[2] = {send_to(peer((me + span) % H), src, n),
+                         recv_from(peer((me - span + H) % H), in, m)};
+    SCL_TRY(run(batch, d, one_sided(stride)));
     if (!failure_.ok()) continue;  // what a failed peer sent is not data
     const bool last = 2 * span >= H;
-    for (int i = 0, j = 0; i + span < H; i += 2 * span) {
-      char* sum = last ? out : sums + size_t(i) * bytes;
-      const void* srcs[2] = {slot[size_t(i)], in + size_t(j++) * bytes};
-      reduce::reduce_n(sum, srcs, 2, count, dt, op, 1);
-      slot[size_t(i)] = sum;
+    for (size_t i = 0, at = 0; int(i) + span < H; i += 2 * size_t(span)) {
+      char* sum = last ? out : work + i * stride;
+      const void* srcs[2] = {slot[i], in + at};
+      reduce::reduce_n(sum, srcs, 2, size(int(i)) / es, dt, op, 1);
+      slot[i] = sum, at += size(int(i));
     }
+  }
+  return Status::Ok();
+}
+
+bool Rail::allreduce_halves_pay(int hosts, int per_host, size_t bytes) {
+  // In message costs C and bytes through the host's link: the direct round costs a latency,
+  // 2 (H - 1) messages and (H - 1) L b; the halves 2 R rounds of three and 2 (H - 1) / H L b.
+  // Halves where (H - 1) (H - 2) L b > H (6 R - 2 H + 1) C.
+  const int64_t H = hosts, R = std::bit_width(uint64_t(H - 1));
+  const int64_t added = H * (6 * R - 2 * H + 1);
+  if (added <= 0) return true;  // from 13 hosts
+  const double saved = double(H - 1) * double(H - 2) * double(per_host) * double(bytes);
+  return saved > double(added) * double(kHalvesBytesPerMessageCost);
+}
+
+Status Rail::allreduce_in_halves(const char* in, char* buf, size_t count, sclDataType_t dt,
+                                 sclRedOp_t op, const Deadline& d) {
+  // Rabenseifner's allreduce over Bruck's rounds: the reduce-scatter's rounds leave host h the
+  // sum of chunk h (the ring's chunks), the gather's rounds bring every host every chunk. Each
+  // chunk is reduced once, on its host, so every host gets the same bits; 2 (H - 1) / H of the
+  // buffer crosses each way in 2 ceil(log2 H) messages.
+  const int H = topo_.hosts, me = topo_.host;
+  const Chunks ch{buf, count, dtype_size(dt), H};
+  const size_t stride = ch.bytes(H - 1);
+  // The reduce-scatter's sums and packs (2 H strides at most), then the gathered chunks.
+  SCL_ASSIGN_OR_RETURN(char* work, scratch(3 * stride * size_t(H)));
+  char* const all = work + 2 * stride * size_t(H);
+  std::vector<const char*> parts;
+  for (int h = 0; h < H; ++h) parts.push_back(in + (ch.at(h) - buf));
+  SCL_TRY(reduce_scatter_rounds(parts, all, ch, dt, op, d, work));
+  SCL_TRY(gather_rounds(all, stride, d));
+  if (!failure_.ok()) return Status::Ok();
+  for (int i = 0; i < H; ++i) {
+    const int h = (me - i + H) % H;
+    std::memcpy(ch.at(h), all + size_t(i) * stride, ch.bytes(h));
   }
   return Status::Ok();
 }

@@ -103,6 +103,29 @@ TEST(Rail, AlltoallsGoInRoundsWhereTheMessagesSavedCostMore) {
   EXPECT_FALSE(Rail::alltoall_rounds_pay(48, 1, size_t(1) << 62));  // no overflow
 }
 
+// Rail::allreduce_halves_pay: the halves where (H - 1)(H - 2) L b > H (6 R - 2 H + 1) C, R =
+// ceil(log2 H), C = kHalvesBytesPerMessageCost; the edges, as bench/scale_rules.py applies them.
+// The hosts test's allreduces of 16384 int32 take the halves at 5 and 6 hosts of one rank, its
+// 6001 int64 at 6 only (tests/mp/test_hosts.cc).
+TEST(Rail, AllreducesGoInHalvesWhereTheBytesSavedCostMore) {
+  constexpr size_t C = Rail::kHalvesBytesPerMessageCost;
+  EXPECT_FALSE(Rail::allreduce_halves_pay(2, 1, size_t(1) << 40));  // the same bytes
+  EXPECT_FALSE(Rail::allreduce_halves_pay(3, 1, 64 << 10));         // 2 b > 21 C
+  EXPECT_FALSE(Rail::allreduce_halves_pay(5, 1, 15 * C / 4));       // 12 b > 45 C
+  EXPECT_TRUE(Rail::allreduce_halves_pay(5, 1, 15 * C / 4 + 1));
+  EXPECT_TRUE(Rail::allreduce_halves_pay(5, 1, 64 << 10));
+  EXPECT_FALSE(Rail::allreduce_halves_pay(6, 1, 34406));  // 20 b > 42 C: b > 34406.4
+  EXPECT_TRUE(Rail::allreduce_halves_pay(6, 1, 34407));
+  EXPECT_FALSE(Rail::allreduce_halves_pay(6, 2, 17203));  // two rails share the link
+  EXPECT_TRUE(Rail::allreduce_halves_pay(6, 2, 17204));
+  EXPECT_TRUE(Rail::allreduce_halves_pay(6, 1, 6001 * 8));
+  EXPECT_FALSE(Rail::allreduce_halves_pay(5, 1, 6001 * 8));
+  EXPECT_FALSE(Rail::allreduce_halves_pay(12, 1, 1787));  // 110 b > 12 C: b > 1787.3
+  EXPECT_TRUE(Rail::allreduce_halves_pay(12, 1, 1788));
+  EXPECT_TRUE(Rail::allreduce_halves_pay(13, 1, 1));  // 6 R - 2 H + 1 < 0 from here
+  EXPECT_TRUE(Rail::allreduce_halves_pay(48, 8, 1));
+}
+
 // Rail::tree_rounds: ceil(log_k H), the rounds of a broadcast's tree and a barrier.
 TEST(Rail, TreesOfHostsTakeLogRadixRounds) {
   EXPECT_EQ(Rail::tree_rounds(1, 2), 0);
