@@ -153,7 +153,7 @@ def strata(coll, S, H, L, f):
             ch = x / H
             for m in halving_rounds(H):
                 copy(m * ch if m > 1 else 0, L)
-                rnd(2, L * m * ch, P * m * ch, L, m * ch)
+                rnd(2, L * m * ch, P * m * ch, L, ch)  # one-sided or not by one part
                 reduce(2, m * ch, L)
             for c in gather_rounds(H):
                 rnd(2, L * c * ch, P * c * ch, L, ch)
@@ -190,7 +190,7 @@ def strata(coll, S, H, L, f):
         if rounds and H * b <= DIRECT_MAX:  # Bruck's rounds backwards: parts reduced on the way
             for m in halving_rounds(H):
                 copy(m * b if m > 1 else 0, L)  # several parts packed, one sent where it is
-                rnd(2, L * m * b, P * m * b, L, m * b)
+                rnd(2, L * m * b, P * m * b, L, b)  # one-sided or not by one part
                 reduce(2, m * b, L)
         else:
             rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)

@@ -144,9 +144,9 @@ const VarSpec kVars[] = {
      .min = -1,
      .max = 1 << 16,
      .number_default = 4,
-     .help = "hosts from which allreduces and allgathers up to 64 KiB cross by recursive "
-             "doubling, in log2(hosts) rounds, instead of one direct round, where the host count "
-             "is a power of two (-1: never)"},
+     .help = "hosts from which small allreduces, allgathers, reduce-scatters and alltoalls "
+             "cross hosts in about log2(hosts) rounds of one message each way (recursive "
+             "doubling at powers of two, else Bruck's) instead of one direct round (-1: never)"},
     {.id = Var::kNetTreeRadix,
      .name = "STRATACL_NET_TREE_RADIX",
      .kind = K::kNumber,

@@ -69,8 +69,9 @@ class Rail {
   const Endpoint& endpoint() const { return *ep_; }
   // From `hosts` hosts on, small allreduces and allgathers go in rounds, by recursive doubling
   // where the host count is a power of two and by Bruck's algorithm at other counts (allreduce()
-  // and allgather() say up to which size), and so do alltoalls of small blocks
-  // (alltoall_in_rounds()); -1: never; at first, never. Every rank must set the same.
+  // and allgather() say up to which size), and so do small reduce-scatters (reduce_scatter())
+  // and alltoalls of small blocks (alltoall_in_rounds()); -1: never; at first, never. Every rank
+  // must set the same.
   void set_doubling_min_hosts(int hosts) { doubling_min_hosts_ = hosts; }
   // The radix of the trees of small broadcasts and barriers (at first, 2). Every rank must set
   // the same.
@@ -78,7 +79,8 @@ class Rail {
   // How many copies of its buffer a host's rail sends in an allreduce up to kDirectMaxBytes:
   // one per round of recursive doubling, or one to each other host (the direct round, and
   // Bruck's rounds, which float max and min take where doubling would apply: counted as
-  // doubling here).
+  // doubling here). The halves (allreduce()) send about two copies' bytes; counted as the direct
+  // round's here, as the size that picks them is not known yet.
   int small_allreduce_copies() const {
     return doubling(topo_.hosts) ? std::bit_width(unsigned(topo_.hosts)) - 1 : topo_.hosts - 1;
   }
@@ -132,10 +134,12 @@ class Rail {
   // host ends with the same bits, though not in host order); at other host counts from there
   // (and for float max and min) while the H inputs total at most kDirectMaxBytes, Bruck's gather
   // of every input in ceil(log2 H) rounds, the direct round's bytes, then the direct round's
-  // reduction in host order. Above, ring reduce-scatter then ring allgather (each chunk reduced
-  // in ring order), which moves 2(H-1)/H of the buffer per host instead of H-1; or, from
-  // kScatterGatherMinHosts hosts while H - 1 chunks are at most kScatterGatherMaxRoundBytes, the
-  // same bytes in two rounds: every host sends chunk h to host h, which reduces the H copies in
+  // reduction in host order; past that, where allreduce_halves_pay() (not for float max and
+  // min), in halves: reduce_scatter()'s rounds over the ring's chunks, then Bruck's gather of
+  // the chunks, each reduced once on its host. Above, ring reduce-scatter then ring allgather (each
+  // chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host instead of H-1; or,
+  // from kScatterGatherMinHosts hosts while H - 1 chunks are at most kScatterGatherMaxRoundBytes,
+  // the same bytes in two rounds: every host sends chunk h to host h, which reduces the H copies in
   // host order and sends the result to every host. op is sum, prod, max or min: averages divide
   // afterwards.
   Status allreduce(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
@@ -170,8 +174,8 @@ class Rail {
   // way, 2 (H - 1) / H of the buffer), rather than in the direct round (2 (H - 1) messages, the
   // buffer H - 1 times): where the bytes saved, L rails' through the host's link, outweigh the
   // messages added, a message weighing kHalvesBytesPerMessageCost bytes and a round three
-  // messages (its latency, a send and a receive): at 5 hosts of one rank above 60 KiB, at 6
-  // above 34 KiB, at 7 above 19 KiB, from 13 hosts always; at 2 and 3 never.
+  // messages (its latency, a send and a receive): at 5 hosts of one rank above 61,440 bytes, at
+  // 6 above 34,406, at 7 above 19,114, from 13 hosts always; at 2 and 3 never.
   static bool allreduce_halves_pay(int hosts, int per_host, size_t bytes);
   // At 6 hosts of one rank here the halves took 1.04-1.37x the direct round's time up to 32 KiB
   // and 0.77-0.87x from 48 KiB; at 5, 1.38-1.53x up to 32 KiB and 0.94-1.00x at 64 KiB: a round
@@ -225,7 +229,7 @@ class Rail {
   // Whether `op` over `dt` may be grouped otherwise than in host order (recursive doubling,
   // the reduce-scatter's rounds): all but max and min over floating types.
   static bool associates(sclDataType_t dt, sclRedOp_t op);
-  struct Chunks;  // the ring's and scatter-gather's split of a buffer (rail.cc)
+  struct Chunks;  // the split of a buffer into H chunks (net/rail_chunks.h)
   // `in`: the input, laid out as `chunks` (chunks.buf, the output, where in place).
   Status allreduce_scatter_gather(const char* in, const Chunks& chunks, sclDataType_t dt,
                                   sclRedOp_t op, const Deadline& d);

@@ -1,6 +1,7 @@
-// Bruck's algorithms over the hosts of a rail (net/rail.h): a small alltoall, allgather or
-// allreduce in ceil(log2 H) rounds of one message each way instead of one round of H - 1, at
-// any host count; in every round every host both sends and receives, so that a host in a
+// Bruck's algorithms over the hosts of a rail (net/rail.h): a small alltoall, allgather,
+// reduce-scatter or allreduce in ceil(log2 H) rounds of one message each way instead of one
+// round of H - 1, and the allreduce in halves (the reduce-scatter's rounds, then the gather's),
+// at any host count; in every round every host both sends and receives, so that a host in a
 // mismatched call meets it there.
 #include <algorithm>
 #include <bit>
@@ -209,6 +210,8 @@ Status Rail::allreduce_in_halves(const char* in, char* buf, size_t count, sclDat
   std::vector<const char*> parts;
   for (int h = 0; h < H; ++h) parts.push_back(in + (ch.at(h) - buf));
   SCL_TRY(reduce_scatter_rounds(parts, all, ch, dt, op, d, work));
+  // A chunk one element short goes with its stride's last element zeroed, not stale scratch.
+  std::memset(all + ch.bytes(me), 0, stride - ch.bytes(me));
   SCL_TRY(gather_rounds(all, stride, d));
   if (!failure_.ok()) return Status::Ok();
   for (int i = 0; i < H; ++i) {

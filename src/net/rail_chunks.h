@@ -1,5 +1,5 @@
-// Rail::Chunks (net/rail.h): the split of a buffer that the rail's ring, scatter-gather and
-// chain broadcast share.
+// Rail::Chunks (net/rail.h): the split of a buffer that the rail's ring, scatter-gather, halves
+// and chain broadcast share.
 #pragma once
 
 #include <cstddef>

@@ -105,8 +105,8 @@ TEST(Rail, AlltoallsGoInRoundsWhereTheMessagesSavedCostMore) {
 
 // Rail::allreduce_halves_pay: the halves where (H - 1)(H - 2) L b > H (6 R - 2 H + 1) C, R =
 // ceil(log2 H), C = kHalvesBytesPerMessageCost; the edges, as bench/scale_rules.py applies them.
-// The hosts test's allreduces of 16384 int32 take the halves at 5 and 6 hosts of one rank, its
-// 6001 int64 at 6 only (tests/mp/test_hosts.cc).
+// The hosts test's allreduces of 16384 int32 take the halves at 5, 6 and 7 hosts of one rank,
+// its 6001 int64 at 6 and 7 only (tests/mp/test_hosts.cc).
 TEST(Rail, AllreducesGoInHalvesWhereTheBytesSavedCostMore) {
   constexpr size_t C = Rail::kHalvesBytesPerMessageCost;
   EXPECT_FALSE(Rail::allreduce_halves_pay(2, 1, size_t(1) << 40));  // the same bytes
