@@ -34,6 +34,7 @@ from scale_rules import (BY_RAIL_MAX, DIRECT_MAX, DOUBLING_MIN_HOSTS, ES,
                          SPLIT_BCAST_MIN_BLOCK, SPLIT_MIN_REDUNDANT, allreduce_halves_pay,
                          alltoall_in_rounds, alltoall_rounds, chain_segments, gather_rounds,
                          halving_rounds, tree_radix)
+import scale_report  # the validation's text (beside this file)
 
 COLLS = ("allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast")
 BIMODAL_BELOW = 256 << 10    # below this, with more ranks than cores: the shared-core band
@@ -116,6 +117,16 @@ def strata(coll, S, H, L, f):
     def reduce(k, nbytes, act):  # k inputs into one: (k + 1) / 2 copies' worth of traffic
         t["mem"] += (k + 1) / 2 * us(nbytes, f.mem) * f.crowd(H, act)
 
+    def gather_in_rounds(block):  # Bruck's gather: min(2^k, H - 2^k) blocks in round k
+        for c in gather_rounds(H):
+            rnd(2, L * c * block, P * c * block, L, block)
+
+    def reduce_scatter_in_rounds(part):  # Bruck's backwards: m parts in, packed where m > 1
+        for m in halving_rounds(H):
+            copy(m * part if m > 1 else 0, L)
+            rnd(2, L * m * part, P * m * part, L, part)  # one-sided or not by one part
+            reduce(2, m * part, L)
+
     rounds = H >= DOUBLING_MIN_HOSTS  # small calls in rounds: doubling, else Bruck's
     doubling = rounds and H & (H - 1) == 0  # a power of two
     if coll == "allreduce":
@@ -145,18 +156,12 @@ def strata(coll, S, H, L, f):
                 reduce(2, x, L)
         elif rounds and H * x <= DIRECT_MAX:  # Bruck's gather of the inputs, reduced in host order
             copy(x, L)
-            for c in gather_rounds(H):
-                rnd(2, L * c * x, P * c * x, L, x)
+            gather_in_rounds(x)
             reduce(H, x, L)
         elif rounds and allreduce_halves_pay(H, L, x):
             # In halves: the reduce-scatter's rounds over H chunks, then the gather's.
-            ch = x / H
-            for m in halving_rounds(H):
-                copy(m * ch if m > 1 else 0, L)
-                rnd(2, L * m * ch, P * m * ch, L, ch)  # one-sided or not by one part
-                reduce(2, m * ch, L)
-            for c in gather_rounds(H):
-                rnd(2, L * c * ch, P * c * ch, L, ch)
+            reduce_scatter_in_rounds(x / H)
+            gather_in_rounds(x / H)
             copy(x, L)
         else:
             rnd(2 * (H - 1), L * (H - 1) * x, H * L * (H - 1) * x, L, x)
@@ -167,8 +172,7 @@ def strata(coll, S, H, L, f):
         copy(b, L)
         if rounds and H * b <= DIRECT_MAX:  # gathered in the rail's scratch, copied out
             # by doubling, 2^k blocks in round k; by Bruck's rounds, min(2^k, H - 2^k)
-            for c in gather_rounds(H):
-                rnd(2, L * c * b, P * c * b, L, b)
+            gather_in_rounds(b)
             copy((H - 1) * b, L)
         else:
             rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
@@ -188,10 +192,7 @@ def strata(coll, S, H, L, f):
             for _ in range(H):  # one local reduce-scatter per host's range of the input
                 local("reduce_scatter", L * b)
         if rounds and H * b <= DIRECT_MAX:  # Bruck's rounds backwards: parts reduced on the way
-            for m in halving_rounds(H):
-                copy(m * b if m > 1 else 0, L)  # several parts packed, one sent where it is
-                rnd(2, L * m * b, P * m * b, L, b)  # one-sided or not by one part
-                reduce(2, m * b, L)
+            reduce_scatter_in_rounds(b)
         else:
             rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
             reduce(H, b, L)
@@ -393,57 +394,6 @@ def validate(paths, cal, local):
     return out
 
 
-def summary(rows, pick, use_fastest=False):
-    errs = [100 * (r[5] - (r[4] if use_fastest else r[3])) / (r[4] if use_fastest else r[3])
-            for r in rows if pick(r)]
-    if not errs:
-        return "no points"
-    within = sum(abs(e) <= 25 for e in errs)
-    return (f"{len(errs):3d} points, {within:3d} within 25% ({100 * within / len(errs):.0f}%), "
-            f"median |error| {statistics.median(abs(e) for e in errs):.0f}%, "
-            f"median error {statistics.median(errs):+.0f}%")
-
-
-def report(rows, cal, out):
-    out.append(f"Calibration ({cal['small']} points <= 512 B, {cal['large']} points >= 2 MiB of "
-               f"{os.path.relpath(cal['path'], HERE)}): alpha = {cal['alpha']:.2f} us, "
-               f"o = {cal['o']:.2f} us per message, beta (all hosts' bytes, one machine) = "
-               f"{cal['beta']:.2f} GB/s (points {cal['beta_range'][0]:.2f}-"
-               f"{cal['beta_range'][1]:.2f}), memcpy {cal['mem']:.1f} GB/s, link one stream "
-               f"{cal['link']:.2f} GB/s; tau = {cal['tau']:.2f} us per wait and excess rank per "
-               f"core (points under 256 KiB of {os.path.relpath(cal['tau_path'], HERE)})")
-    out.append("")
-    out.append("%-6s %-15s %10s %11s %11s %11s %8s  %s" % (
-        "layout", "collective", "bytes", "measured", "fastest", "predicted", "error", "note"))
-    for r in rows:
-        out.append("%-6s %-15s %10d %11.1f %11.1f %11.1f %+7.0f%%  %s" % r)
-    out.append("")
-    out.append("measured: median of the repeats (us per call, slowest rank); fastest: the fastest "
-               "repeat; error: (predicted - measured) / measured. note cal: the run alpha, o and "
-               "beta were fitted on; tau: the run tau was fitted on (both in-sample); shared: more "
-               "ranks than cores and under 256 KiB, where the turns tau counts weigh most.")
-    out.append("")
-    out.append("Summary")
-    for lay in sorted({r[0] for r in rows}):
-        out.append(f"  {lay:5s} all points:            " + summary(rows, lambda r: r[0] == lay))
-        if any(r[0] == lay and r[7] == "shared" for r in rows):
-            out.append(f"  {lay:5s} shared-core band:      "
-                       + summary(rows, lambda r: r[0] == lay and r[7] == "shared"))
-            out.append(f"  {lay:5s} outside the band:      "
-                       + summary(rows, lambda r: r[0] == lay and r[7] != "shared"))
-    val = [r for r in rows if r[7] not in ("cal", "tau")]
-    if val:
-        out.append("  validation (every run but the two fitted on):")
-        out.append("        all points:            " + summary(val, lambda r: True))
-        out.append("        shared-core band:      " + summary(val, lambda r: r[7] == "shared"))
-        out.append("        outside the band:      " + summary(val, lambda r: r[7] != "shared"))
-        out.append("        2 MiB and more:        " + summary(val, lambda r: r[2] >= 2 << 20))
-        # The band's medians move with the launches' states (docs/PERFORMANCE.md, "Small calls'
-        # launch states"); the fastest repeat shows how much of an error is that spread.
-        out.append("        band, fastest repeat:  "
-                   + summary(val, lambda r: r[7] == "shared", use_fastest=True))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="*",
@@ -486,7 +436,7 @@ def main():
         return "between barriers" if load(p)[0].get("between_barriers") == "1" else "back to back"
     out = [f"bench/scale_model.py: calibrated on {os.path.relpath(calibration, HERE)}, runs: "
            + ", ".join(f"{os.path.relpath(p, HERE)} ({timing(p)})" for p in paths), ""]
-    report(rows, cal, out)
+    scale_report.report(rows, cal, out)
     import scale_predict  # the larger machines (beside this file)
     out.append("")
     # The intra-host step: the fastest repeat of the 2-rank allreduces of 8-512 B. A launch's small

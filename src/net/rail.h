@@ -136,12 +136,12 @@ class Rail {
   // of every input in ceil(log2 H) rounds, the direct round's bytes, then the direct round's
   // reduction in host order; past that, where allreduce_halves_pay() (not for float max and
   // min), in halves: reduce_scatter()'s rounds over the ring's chunks, then Bruck's gather of
-  // the chunks, each reduced once on its host. Above, ring reduce-scatter then ring allgather (each
-  // chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host instead of H-1; or,
-  // from kScatterGatherMinHosts hosts while H - 1 chunks are at most kScatterGatherMaxRoundBytes,
-  // the same bytes in two rounds: every host sends chunk h to host h, which reduces the H copies in
-  // host order and sends the result to every host. op is sum, prod, max or min: averages divide
-  // afterwards.
+  // the chunks, each reduced once on its host. Above, ring reduce-scatter then ring allgather
+  // (each chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host instead of
+  // H-1; or, from kScatterGatherMinHosts hosts while H - 1 chunks are at most
+  // kScatterGatherMaxRoundBytes, the same bytes in two rounds: every host sends chunk h to host
+  // h, which reduces the H copies in host order and sends the result to every host. op is sum,
+  // prod, max or min: averages divide afterwards.
   Status allreduce(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                    const Deadline& d);
   // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
