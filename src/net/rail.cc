@@ -281,7 +281,7 @@ Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt
     // Bruck's rounds gather the H inputs, which one direct round takes in at once: up to 64 KiB
     // in all, as the allgather's rounds (at 6 hosts here 0.69-1.01x the time up to 3 KiB, but
     // 1.18x at 48 KiB).
-    if (rounds(H) && count * es * size_t(H) <= kDirectMaxBytes) {
+    if (small_in_rounds(count * es)) {
       return settle(allreduce_in_rounds(in, buf, count, dt, op, d));
     }
     if (rounds(H) && associates(dt, op) && allreduce_halves_pay(H, topo_.per_host, count * es)) {
@@ -390,9 +390,7 @@ Status Rail::allreduce_doubling(const char* input, char* buf, size_t count, sclD
 }
 
 Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
-  // Empty blocks keep the direct round: its zero-byte messages still check the call, and no
-  // scratch is needed.
-  if (bytes > 0 && rounds(topo_.hosts) && bytes * size_t(topo_.hosts) <= kDirectMaxBytes) {
+  if (small_in_rounds(bytes)) {
     return settle(doubling(topo_.hosts) ? allgather_doubling(blocks, bytes, d)
                                         : allgather_in_rounds(blocks, bytes, d));
   }
@@ -429,10 +427,8 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
 
 Status Rail::reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
                             sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
-  // Empty parts keep the direct round, as the allgather's do.
   const size_t bytes = count * dtype_size(dt);
-  if (bytes > 0 && rounds(topo_.hosts) && associates(dt, op) &&
-      bytes * size_t(topo_.hosts) <= kDirectMaxBytes) {
+  if (small_in_rounds(bytes) && associates(dt, op)) {
     return settle(reduce_scatter_in_rounds(parts, out, count, dt, op, d));
   }
   return settle(reduce_scatter_direct(parts, out, count, dt, op, d));

@@ -82,7 +82,7 @@ class Rail {
   // doubling here). The halves (allreduce()) send about two copies' bytes; counted as the direct
   // round's here, as the size that picks them is not known yet.
   int small_allreduce_copies() const {
-    return doubling(topo_.hosts) ? std::bit_width(unsigned(topo_.hosts)) - 1 : topo_.hosts - 1;
+    return doubling(topo_.hosts) ? log2_rounds(topo_.hosts) : topo_.hosts - 1;
   }
   // Rail transfers of at least `bytes` go one-sided from now on (-1: none; at first, none).
   // Every rank of the rail must set the same value at the same point: the owner agrees on it.
@@ -259,6 +259,15 @@ class Rail {
   // root (broadcast, reduce), a mismatch can still go unnamed until the call's deadline, which
   // then fails every rank with sclTimeout naming the rank waited for.
   bool doubling(int hosts) const { return rounds(hosts) && (hosts & (hosts - 1)) == 0; }
+  // Whether a small allgather, allreduce or reduce-scatter of `block` bytes a host goes in
+  // rounds: from set_doubling_min_hosts() hosts while the H blocks total at most kDirectMaxBytes
+  // (empty ones keep the direct round: its zero-byte messages still check the call, and no
+  // scratch is needed).
+  bool small_in_rounds(size_t block) const {
+    return block > 0 && rounds(topo_.hosts) && block * size_t(topo_.hosts) <= kDirectMaxBytes;
+  }
+  // ceil(log2 H): the rounds of Bruck's algorithms and of recursive doubling.
+  static int log2_rounds(int hosts) { return std::bit_width(unsigned(hosts - 1)); }
   // Bruck's gather, in ceil(log2 H) rounds: every host's `bytes` block lands in the rail's
   // scratch, whose address it returns, host me - i's at i * bytes.
   Result<char*> gather_in_rounds(const char* mine, size_t bytes, const Deadline& d);

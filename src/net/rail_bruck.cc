@@ -4,7 +4,6 @@
 // at any host count; in every round every host both sends and receives, so that a host in a
 // mismatched call meets it there.
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -54,8 +53,7 @@ Status Rail::alltoall(std::span<const char* const> send, std::span<char* const> 
   const int H = topo_.hosts, me = topo_.host;
   std::vector<const char*> slot(static_cast<size_t>(H));
   for (int i = 0; i < H; ++i) slot[size_t(i)] = send[size_t((me + i) % H)];
-  int rounds = 0;
-  for (int span = 1; span < H; span *= 2) ++rounds;
+  const int rounds = log2_rounds(H);
   // One outgoing pack (reused) and each round's incoming one: at most H / 2 slots each.
   const size_t pack = size_t(H / 2) * bytes;
   SCL_ASSIGN_OR_RETURN(char* packs, scratch(pack * size_t(rounds + 1)));
@@ -188,7 +186,7 @@ bool Rail::allreduce_halves_pay(int hosts, int per_host, size_t bytes) {
   // In message costs C and bytes through the host's link: the direct round costs a latency,
   // 2 (H - 1) messages and (H - 1) L b; the halves 2 R rounds of three and 2 (H - 1) / H L b.
   // Halves where (H - 1) (H - 2) L b > H (6 R - 2 H + 1) C.
-  const int64_t H = hosts, R = std::bit_width(uint64_t(H - 1));
+  const int64_t H = hosts, R = log2_rounds(hosts);
   const int64_t added = H * (6 * R - 2 * H + 1);
   if (added <= 0) return true;  // from 13 hosts
   const double saved = double(H - 1) * double(H - 2) * double(per_host) * double(bytes);
