@@ -53,6 +53,13 @@ struct Call {
   const size_t* recvcounts = nullptr;
   const size_t* rdispls = nullptr;
   PreMul premul;  // allreduce, reduce and reduce-scatter
+  // Allgather and reduce-scatter: `runs` of the collective in one step, run h's blocks after run
+  // h - 1's (the hierarchy's local phase over every host's blocks at once, hier/allgather.cc).
+  // Allgather: rank p's block of run h at send + h * nranks * count elements (so that in place,
+  // at recv + p * count, every run's block already sits where it belongs), into recv +
+  // (h * nranks + p) * count. Reduce-scatter: rank p's input block of run h at send +
+  // (h * nranks + p) * count; run h's result at recv + h * count.
+  int runs = 1;
 };
 
 }  // namespace stratacl

@@ -12,6 +12,7 @@ CallDesc make_desc(const CollContext& c, const Call& call) {
   d.sig.root = call.root;
   d.sig.count = call.count;
   d.sig.round_bytes = c.round_bytes;
+  d.sig.runs = uint32_t(call.runs);
   return d;
 }
 

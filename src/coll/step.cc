@@ -11,7 +11,8 @@ namespace {
 std::string sig_text(const CallSig& s) {
   return std::string(s.coll < uint32_t(Coll::kCount) ? coll_name(Coll(s.coll)) : "?") +
          "(count=" + std::to_string(s.count) + ", dtype=" + std::to_string(s.dtype) +
-         ", op=" + std::to_string(s.op) + ", root=" + std::to_string(s.root) + ")";
+         ", op=" + std::to_string(s.op) + ", root=" + std::to_string(s.root) +
+         (s.runs == 1 ? std::string() : ", runs=" + std::to_string(s.runs)) + ")";
 }
 
 // On a timeout, say which ranks are late and how far each got.

@@ -19,6 +19,7 @@ struct CallSig {
   int32_t root = 0;
   uint64_t count = 0;
   uint64_t round_bytes = 0;  // chunking unit; differs only if ranks were configured differently
+  uint32_t runs = 1;         // Call::runs
   bool operator==(const CallSig&) const = default;
 };
 
@@ -42,15 +43,17 @@ struct alignas(64) EagerSlot {
   int32_t root = 0;
   uint64_t count = 0;
   uint8_t coll = 0, dtype = 0, op = 0;  // the API's enums, all below 256
+  uint32_t runs = 0;
   alignas(8) char payload[kEagerBytes];
 
   void set_sig(const CallSig& s) {
     root = s.root, count = s.count;
     coll = uint8_t(s.coll), dtype = uint8_t(s.dtype), op = uint8_t(s.op);
+    runs = s.runs;
   }
   // The signature; round_bytes, which only cuts normal steps into rounds, is the reader's.
   CallSig sig(uint64_t round_bytes) const {
-    return CallSig{coll, dtype, op, root, count, round_bytes};
+    return CallSig{coll, dtype, op, root, count, round_bytes, runs};
   }
 };
 static_assert(offsetof(EagerSlot, payload) == 24);

@@ -188,7 +188,7 @@ class Communicator : public sclComm {
   std::unique_ptr<net::Endpoint> child_ep_;    // a split child's endpoint, until it has a rail
   hier::Scratch hier_scratch_;                 // partial results of calls across hosts
   hier::MoeState hier_moe_;                    // MoE across hosts
-  hier::HeapScratch hier_packs_;               // heap scratch of small calls across hosts
+  hier::HeapScratch hier_packs_;               // heap scratch of small alltoalls across hosts
   int world_rank_ = 0, world_nranks_ = 0;
   CollContext ctx_;
   std::vector<PeerHeapRef> maps_;

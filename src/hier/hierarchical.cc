@@ -54,22 +54,12 @@ Result<char*> HeapScratch::get(size_t bytes) {
   return bytes_;
 }
 
-void copy_runs(Context& c, const char* from, char* to, size_t bytes, bool into_runs) {
-  const net::Topology& t = c.topo();
-  for (int l = 0; l < t.per_host; ++l) {
-    for (int h = 0; h < t.hosts; ++h) {
-      const size_t world = size_t(t.world_of(h, l)) * bytes;
-      const size_t run = (size_t(l) * size_t(t.hosts) + size_t(h)) * bytes;
-      c.local.copy(to + (into_runs ? run : world), from + (into_runs ? world : run), bytes);
-    }
-  }
-}
-
 Status Context::run_local(const Call& call) {
   if (local.nranks > 1) return on_host(run_collective(local, call));
-  // Alone on the host: every collective is its own input (the ops here sum, never average).
+  // Alone on the host: every collective is its own input (the ops here sum, never average); an
+  // allgather's or reduce-scatter's runs are one block each, back to back.
   const size_t es = dtype_size(call.dtype);
-  size_t bytes = call.count * es;
+  size_t bytes = call.count * size_t(call.runs) * es;
   const char* from = call.send.ptr;
   char* to = call.recv;
   switch (call.coll) {

@@ -5,17 +5,15 @@
 //                   that shard (every local rank drives its own shard, in parallel); local
 //                   allgather in place. Small buffers whose copies on every rail stay small: one
 //                   local allreduce, then every rail reduces the whole buffer.
-//   allgather       each rank's block goes along its rail; then one local allgather per host,
-//                   or, for small outputs, one local allgather of the rail's blocks, side by side
-//                   in heap scratch, and a copy into world order.
+//   allgather       each rank's block goes along its rail; then one local allgather of H runs
+//                   (Call::runs), one per host's blocks, in place.
 //   broadcast       large buffers split over the rails: a local scatter on the root's host,
 //                   every rail broadcasts its block, one local allgather per host. Others: the
 //                   root's rail carries the buffer to every host; local broadcast there.
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
-//   reducescatter   one local reduce-scatter per host's range; the rail exchanges the partials.
-//                   Small inputs: one local reduce-scatter of the input copied into heap
-//                   scratch as one run of H blocks per local rank. Alone on its host, a rank's
-//                   rail takes the input's blocks as they are (so does its allreduce's).
+//   reducescatter   one local reduce-scatter of H runs, one per host's range of the input; the
+//                   rail exchanges the partials. Alone on its host, a rank's rail takes the
+//                   input's blocks as they are (so does its allreduce's).
 //   barrier         local barrier, rail 0 barrier, a local broadcast of rail 0's outcome.
 //   alltoall        small blocks: one local step gathers, for each host, the blocks of the
 //                   host's ranks for our rail peer there; one message per rail and host pair.
@@ -83,7 +81,7 @@ struct Context {
   Scratch& scratch;
   int world_rank = 0, world_ranks = 0;
   MoeState& moe;
-  HeapScratch& packs;  // alltoall's packs, small allgathers' blocks, small reduce-scatters' runs
+  HeapScratch& packs;  // alltoall's packs
   const net::Topology& topo() const { return rail.topology(); }
   // A local step's error, with the host it happened on: its messages number ranks within the
   // host (local rank k is world rank first + k).
@@ -138,18 +136,6 @@ Status p2p(Context& c, P2PState& state, std::span<const P2POp> ops);
 // MoE create, dispatch, combine and destroy across hosts (hier/moe.cc).
 Status run_moe(Context& c, const moe::Call& call);
 
-// Small allgathers and reduce-scatters across hosts take one local phase over the whole buffer,
-// in heap scratch (Context::packs) laid out as one run of H blocks per local rank, instead of H
-// phases, one per host's blocks (each a wait for every rank of the host), at the cost of a copy
-// between world order and that layout. Up to this many bytes of output (allgather) or input
-// (reduce-scatter): the copy costs the buffer once more, which a small call's saved waits pay
-// for (docs/PERFORMANCE.md, "Allgather in one local phase").
-constexpr size_t kOnePhaseMaxBytes = 128 << 10;
-// The one local step's root, which allgathers and reduce-scatters ignore but the step signature
-// carries (make_desc, coll/round.cc, copies every call's root into it, eager steps' too): a rank
-// of the host whose count is H times ours takes the H phases, whose first local step has this
-// one's count, and must meet a mismatch there, not pair with it (the H-phase steps have root 0).
-constexpr int kOnePhaseRoot = 1;
 // A broadcast splits over the rails (hier/broadcast.cc) where each rail's block is at least
 // this. The split adds a message on every rail and a local phase (the root host's scatter). Where
 // each local rank has a link of its own, it saves (L - 1) / L of the buffer's time on the wire,
@@ -163,15 +149,11 @@ constexpr size_t kSplitBroadcastMinBlock = net::Rail::kChainBytesPerMessageCost;
 // every rank).
 bool broadcast_splits(const net::Topology& t, size_t count, size_t element_bytes);
 // The split broadcast's local allgather carries this root plus the count's tail in its
-// signature (allgathers ignore the root), so that it never pairs with another call's local
-// allgather of the same block: a hierarchical allgather's phase (root 0 or kOnePhaseRoot), or
-// the split of a broadcast whose count differs only in its tail, where the tail's own local
-// broadcast would otherwise wait alone for the ranks that have none.
+// signature (allgathers ignore the root), so that it never pairs with the local allgather of
+// another broadcast whose count differs only in its tail, where the tail's own local broadcast
+// would otherwise wait alone for the ranks that have none. (A hierarchical allgather's local
+// step has root 0 and H runs.)
 constexpr int kSplitBroadcastRoot = 2;
-
-// Copies every block of `bytes` between world order (world rank r's at r * bytes) and that
-// layout (block (h, l) at (l * H + h) * bytes): into the runs, or out of them.
-void copy_runs(Context& c, const char* from, char* to, size_t bytes, bool into_runs);
 
 // A call on this host's ranks, with the world call's dtype and op (an average sums).
 Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemKind recv_kind,
