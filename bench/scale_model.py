@@ -30,7 +30,7 @@ import sys
 
 # The library's thresholds and choices.
 from scale_rules import (BY_RAIL_MAX, DIRECT_MAX, DOUBLING_MIN_HOSTS, ES,
-                         ONE_PHASE_MAX, ONE_SIDED_MIN, SG_MAX_ROUND, SG_MIN_HOSTS,
+                         ONE_SIDED_MIN, SG_MAX_ROUND, SG_MIN_HOSTS,
                          SPLIT_BCAST_MIN_BLOCK, SPLIT_MIN_REDUNDANT, allreduce_halves_pay,
                          alltoall_in_rounds, alltoall_rounds, chain_segments, gather_rounds,
                          halving_rounds, tree_radix)
@@ -176,21 +176,11 @@ def strata(coll, S, H, L, f):
             copy((H - 1) * b, L)
         else:
             rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
-        if L > 1 and S <= ONE_PHASE_MAX:
-            # One local allgather of every rank's run of H blocks, then a copy into world order.
+        if L > 1:  # one local allgather of H runs, one per host's blocks, in place
             local("allgather", S)
-            copy(S, L)
-        elif L > 1:
-            for _ in range(H):  # one local allgather per host's blocks, in place
-                local("allgather", L * b)
     elif coll == "reduce_scatter":
-        if L > 1 and S <= ONE_PHASE_MAX:
-            # The input copied into one run of H blocks per local rank, one local reduce-scatter.
-            copy(S, L)
+        if L > 1:  # one local reduce-scatter of H runs, one per host's range of the input
             local("reduce_scatter", S)
-        elif L > 1:
-            for _ in range(H):  # one local reduce-scatter per host's range of the input
-                local("reduce_scatter", L * b)
         if rounds and H * b <= DIRECT_MAX:  # Bruck's rounds backwards: parts reduced on the way
             reduce_scatter_in_rounds(b)
         else:

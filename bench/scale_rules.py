@@ -13,7 +13,6 @@ HALVES_MSG_BYTES = 16 << 10  # net::Rail::kHalvesBytesPerMessageCost: allreduce 
 ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
 SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: scatter-gather, not the ring,
 SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxRoundBytes
-ONE_PHASE_MAX = 128 << 10    # hier's kOnePhaseMaxBytes: allgather, reduce-scatter in one local phase
 CHAIN_MSG_BYTES = 128 << 10  # net::Rail::kChainBytesPerMessageCost: chain or flat broadcast
 CHAIN_MAX_SEGMENTS = 1024    # net::Rail::kChainMaxSegments
 TREE_MIN_HOSTS = 4           # net::Rail::kTreeMinHosts: broadcasts down trees of hosts from here
