@@ -3,6 +3,7 @@
 // allgather of H runs (coll/call.h, Call::runs) fills in the other local indices of every host's
 // blocks at once: one wait for the host's ranks, where an allgather per host's blocks waited H
 // times, and no copy.
+#include <algorithm>
 #include <vector>
 
 #include "coll/algorithms.h"
@@ -21,10 +22,14 @@ Status allgather(Context& c, const Call& call) {
   for (int h = 0; h < t.hosts; ++h) blocks.push_back(block(h, t.local));
   SCL_TRY(c.rail.allgather(blocks, bytes, c.local.deadline()));
   if (t.per_host == 1) return Status::Ok();
-  Call local = local_call(call, Coll::kAllGather, LocalBuffer{block(0, t.local), call.recv_kind},
-                          call.recv, call.recv_kind, call.count);
-  local.runs = t.hosts;
-  return c.run_local(local);
+  const int per_step = runs_per_step(c.local.round_bytes, t.hosts, 1, dtype_size(call.dtype));
+  for (int h = 0; h < t.hosts; h += per_step) {
+    Call local = local_call(call, Coll::kAllGather, LocalBuffer{block(h, t.local), call.recv_kind},
+                            block(h, 0), call.recv_kind, call.count);
+    local.runs = std::min(per_step, t.hosts - h);
+    SCL_TRY(c.run_local(local));
+  }
+  return Status::Ok();
 }
 
 }  // namespace stratacl::hier

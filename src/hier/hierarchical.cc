@@ -54,6 +54,11 @@ Result<char*> HeapScratch::get(size_t bytes) {
   return bytes_;
 }
 
+int runs_per_step(uint64_t round_bytes, int hosts, size_t blocks_per_run, size_t element_bytes) {
+  const uint64_t fit = round_bytes / (blocks_per_run * element_bytes);
+  return int(std::clamp<uint64_t>(fit, 1, uint64_t(hosts)));
+}
+
 Status Context::run_local(const Call& call) {
   if (local.nranks > 1) return on_host(run_collective(local, call));
   // Alone on the host: every collective is its own input (the ops here sum, never average); an

@@ -136,6 +136,14 @@ Status p2p(Context& c, P2PState& state, std::span<const P2POp> ops);
 // MoE create, dispatch, combine and destroy across hosts (hier/moe.cc).
 Status run_moe(Context& c, const moe::Call& call);
 
+// How many of the `hosts` runs one local allgather or reduce-scatter takes (Call::runs), each
+// run `blocks_per_run` blocks: all of them, unless a round of the staging area (`round_bytes`,
+// coll/round.h) would not hold one element of every block of the step (thousands of ranks with
+// the smallest STRATACL_STAGING_BYTES); then as many as it holds, step after step, where more
+// would overrun the area. Alike on every rank of the host: the round is the smallest staging area
+// of them all.
+int runs_per_step(uint64_t round_bytes, int hosts, size_t blocks_per_run, size_t element_bytes);
+
 // A broadcast splits over the rails (hier/broadcast.cc) where each rail's block is at least
 // this. The split adds a message on every rail and a local phase (the root host's scatter). Where
 // each local rank has a link of its own, it saves (L - 1) / L of the buffer's time on the wire,

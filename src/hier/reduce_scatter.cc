@@ -2,6 +2,7 @@
 // host's range of the input (coll/call.h, Call::runs), leaves each rank the host's partial for
 // the block of its local index on every host, in one wait for the host's ranks; the rail
 // exchanges the partials and reduces each rank's own block's (net::Rail::reduce_scatter).
+#include <algorithm>
 #include <vector>
 
 #include "coll/algorithms.h"
@@ -22,10 +23,15 @@ Status reduce_scatter(Context& c, const Call& call) {
   } else {
     char* scratch = c.scratch.get(bytes * size_t(t.hosts));
     for (int h = 0; h < t.hosts; ++h) parts.push_back(scratch + size_t(h) * bytes);
-    Call local =
-        local_call(call, Coll::kReduceScatter, call.send, scratch, MemKind::kForeign, call.count);
-    local.runs = t.hosts;
-    SCL_TRY(c.local_step(local));
+    const int per_step =
+        runs_per_step(c.local.round_bytes, t.hosts, size_t(t.per_host), dtype_size(call.dtype));
+    for (int h = 0; h < t.hosts; h += per_step) {
+      Call local =
+          local_call(call, Coll::kReduceScatter, call.send.at(size_t(t.world_of(h, 0)) * bytes),
+                     scratch + size_t(h) * bytes, MemKind::kForeign, call.count);
+      local.runs = std::min(per_step, t.hosts - h);
+      SCL_TRY(c.local_step(local));
+    }
   }
   SCL_TRY(c.rail_step(c.rail.reduce_scatter(parts, call.recv, call.count, call.dtype,
                                             summing(call.op), c.local.deadline())));

@@ -10,6 +10,8 @@
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
 //     reference.
+//   - allgather and reducescatter on a duplicate with the smallest staging area (64 KiB), whose
+//     local step of H runs goes through it in several rounds.
 //   - barrier: a rank that arrives 200 ms late (the last of each host in turn) holds every other
 //     rank on every host.
 //   - alltoall, alltoallv, gather, scatter (every root) and a send/recv ring, the same way.
@@ -216,6 +218,19 @@ int run_hosts(int argc, char**) {
     float_sum_is_deterministic(w, tally, count, ref::make_seed(0xF10A7, count));
   }
   late_rank_holds_the_barrier(w, tally);
+  // The local step of H runs cut into rounds: on a duplicate of the world with the smallest
+  // staging area, malloc buffers go through it H blocks (allgather) or L x H (reduce-scatter) at
+  // a time, 10007 elements of each in 2 to 5 rounds.
+  {
+    sclConfig_t config = SCL_CONFIG_INITIALIZER;
+    config.stagingBytes = 64 << 10;
+    sclComm_t small = nullptr;
+    MP_OK(sclCommSplit(w.comm, 0, w.rank, &small, &config));
+    const Comm sc = describe(small);
+    run_on(sc, Coll::kAllGather, sclInt32, -1, 10007, -1);
+    run_on(sc, Coll::kReduceScatter, sclInt32, sclSum, 10007, -1);
+    MP_OK(sclCommDestroy(small));
+  }
 
   splits(w, tally, run_on);
   mismatches_across_hosts(w, tally);
