@@ -111,6 +111,11 @@ def strata(coll, S, H, L, f):
         t["local"] += f.local(c, size, L) * lc
         turn(L)
 
+    def local_runs(c, size, runs):  # one step of `runs` runs (Call::runs): one step's fixed
+        # cost (the phase's time at no bytes) and every run's bytes, as `runs` phases would move
+        t["local"] += (runs * f.local(c, size / runs, L) - (runs - 1) * f.local(c, 0, L)) * lc
+        turn(L)
+
     def copy(nbytes, act):
         t["mem"] += us(nbytes, f.mem) * f.crowd(H, act)
 
@@ -177,10 +182,10 @@ def strata(coll, S, H, L, f):
         else:
             rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
         if L > 1:  # one local allgather of H runs, one per host's blocks, in place
-            local("allgather", S)
+            local_runs("allgather", S, H)
     elif coll == "reduce_scatter":
         if L > 1:  # one local reduce-scatter of H runs, one per host's range of the input
-            local("reduce_scatter", S)
+            local_runs("reduce_scatter", S, H)
         if rounds and H * b <= DIRECT_MAX:  # Bruck's rounds backwards: parts reduced on the way
             reduce_scatter_in_rounds(b)
         else:

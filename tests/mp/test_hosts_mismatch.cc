@@ -9,8 +9,8 @@
 //     with sclInvalidUsage naming the mismatch, and the parent goes on.
 //   - mismatches inside a host: local rank 1 with twice the count of an allreduce (the next call
 //     right everywhere), or one element more (the same shards, a tail); with H times the count of
-//     an allgather or a reduce-scatter whose others fit one local phase (its first local phase
-//     then has their count); against a broadcast split over the rails, one element more (the
+//     an allgather or a reduce-scatter (its local step of H runs has H times their count, as the
+//     H phases of an earlier form had their one phase's); against a broadcast split over the rails, one element more (the
 //     same blocks, a tail) or an allgather of its block: each fails on every rank, and the next
 //     call is right everywhere or fails everywhere. Reduces with twice the count on the root's
 //     host, the last host or every host, and a reduce against the others' barrier: the failed
@@ -157,14 +157,15 @@ void hosts_in_step(const Comm& w, Tally& tally, const CallInfo& info, sclResult_
 }
 
 // Within every host, local rank 1 allgathers (or reduce-scatters) H times the count of the
-// others, each rail alike: the others' buffer fits one local phase (hier/allgather.cc,
-// hier/reduce_scatter.cc), rank 1's takes one per host, and its first local step has the count
-// of the others' one phase. The call must fail on every rank, named, within seconds, and the
-// next call be right everywhere or fail everywhere.
+// others, each rail alike. Its local step of H runs (hier/allgather.cc, hier/reduce_scatter.cc)
+// has H times the others' count; in an earlier form, where the others' buffer took one local
+// phase and rank 1's one per host, its first local step had the count of the others' one phase.
+// The call must fail on every rank, named, within seconds, and the next call be right
+// everywhere or fail everywhere.
 void straddle_keeps_hosts_in_step(const Comm& w, Tally& tally, Coll coll) {
   const int per = ranks_per_host();
   if (per < 2) return;
-  // The largest count whose whole buffer (4-byte elements) fits one local phase: 128 KiB.
+  // The count whose whole buffer (4-byte elements) is 128 KiB, the earlier form's one phase.
   const size_t hosts = size_t(w.n / per), count = (size_t(128) << 10) / (4 * size_t(w.n));
   const size_t big = hosts * count, n = size_t(w.n);
   std::vector<int32_t> in(big * n, w.rank + 1), out(big * n);
