@@ -10,11 +10,11 @@
 //   - mismatches inside a host: local rank 1 with twice the count of an allreduce (the next call
 //     right everywhere), or one element more (the same shards, a tail); with H times the count of
 //     an allgather or a reduce-scatter (its local step of H runs has H times their count, as the
-//     H phases of an earlier form had their one phase's); against a broadcast split over the rails, one element more (the
-//     same blocks, a tail) or an allgather of its block: each fails on every rank, and the next
-//     call is right everywhere or fails everywhere. Reduces with twice the count on the root's
-//     host, the last host or every host, and a reduce against the others' barrier: the failed
-//     host's rails run the call void, and the next call is right everywhere. A reduce to
+//     H phases of an earlier form had their one phase's); against a broadcast split over the rails,
+//     one element more (the same blocks, a tail) or an allgather of its block: each fails on every
+//     rank, and the next call is right everywhere or fails everywhere. Reduces with twice the count
+//     on the root's host, the last host or every host, and a reduce against the others' barrier:
+//     the failed host's rails run the call void, and the next call is right everywhere. A reduce to
 //     another root, whose void batch waits for a rail that takes no part, and an allreduce
 //     against the others' allgather, whose rail peer does not go on through a void message:
 //     within seconds, right everywhere or failed everywhere.
