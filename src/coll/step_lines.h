@@ -43,7 +43,7 @@ struct alignas(64) EagerSlot {
   int32_t root = 0;
   uint64_t count = 0;
   uint8_t coll = 0, dtype = 0, op = 0;  // the API's enums, all below 256
-  uint32_t runs = 0;
+  uint32_t runs = 1;
   alignas(8) char payload[kEagerBytes];
 
   void set_sig(const CallSig& s) {

@@ -1,13 +1,12 @@
 // Hierarchical allreduce (hierarchical.h). The buffer splits into L equal shards plus a tail of
 // fewer than L elements: a local reduce-scatter leaves each rank its shard of the host's sum, its
-// rail allreduces the shard (net/rail.h picks the direct round, recursive doubling, Bruck's
-// rounds, the halves, scatter-gather or the ring by the shard's size and the host count), and a
-// local allgather fills in the rest. The tail is reduced by every rank (local allreduce, then
-// every rail), which costs at most L - 1 elements twice and keeps the shards equal for the local
-// steps. Small buffers
-// skip the split: one local allreduce, then every rail carries the whole buffer, which saves a
-// local step and a second rail operation for the tail, until the copies a host's rails send alike
-// cost more than those (kSplitMinRedundantBytes).
+// rail allreduces the shard (net/rail.h picks the direct round, recursive doubling, Bruck's rounds,
+// the halves, scatter-gather or the ring by the shard's size and the host count), and a local
+// allgather fills in the rest. The tail is reduced by every rank (local allreduce, then every
+// rail), which costs at most L - 1 elements twice and keeps the shards equal for the local steps.
+// Small buffers skip the split: one local allreduce, then every rail carries the whole buffer,
+// which saves a local step and a second rail operation for the tail, until the copies a host's
+// rails send alike cost more than those (kSplitMinRedundantBytes).
 #include "coll/algorithms.h"
 #include "core/dtype.h"
 #include "hier/hierarchical.h"
