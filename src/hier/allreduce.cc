@@ -4,12 +4,17 @@
 // the halves, scatter-gather or the ring by the shard's size and the host count), and a local
 // allgather fills in the rest. The tail is reduced by every rank (local allreduce, then every
 // rail), which costs at most L - 1 elements twice and keeps the shards equal for the local steps.
-// Small buffers skip the split: one local allreduce, then every rail carries the whole buffer,
-// which saves a local step and a second rail operation for the tail, until the copies a host's
-// rails send alike cost more than those (kSplitMinRedundantBytes).
+// Small buffers skip the split: one local allreduce, after which every rank of the host holds
+// the same sum, until the copies a host's rails would send alike cost more than a second local
+// step and a rail operation for the tail (kSplitMinRedundantBytes). With several ranks a host,
+// that sum goes once between each pair of hosts, not once per rail (allreduce_spread()).
+#include <cstring>
+
 #include "coll/algorithms.h"
+#include "coll/step.h"
 #include "core/dtype.h"
 #include "hier/hierarchical.h"
+#include "reduce/reduce.h"
 
 namespace stratacl::hier {
 namespace {
@@ -22,8 +27,67 @@ namespace {
 // over the rails") the 64 KiB call took 0.79-0.81x the time at 2x2 and 0.71-0.85x at 3x2 and
 // 4x2, while a lower threshold lost at 2x4 (8-16 KiB buffers, 1.07-1.28x), where the second
 // local step waits for 4 ranks per core. At 384 ranks (48 hosts of 8) every buffer from 200 B
-// splits (docs/SCALE-MODEL.md).
+// splits (docs/SCALE-MODEL.md). From 3 hosts the unsplit buffer is not sent alike but spread
+// (kSpreadMinHosts), whose local allgather brings every rank the other hosts' H - 1 sums: bytes
+// that grow as the rails' copies did, so the threshold stays.
 constexpr size_t kSplitMinRedundantBytes = 64 << 10;
+
+// From here an unsplit small allreduce with several ranks a host goes spread over the host's
+// ranks (allreduce_spread()), where that cuts a rank's messages from H - 1 (or log2 H rounds)
+// to ceil((H - 1) / L) in one round. At 2 hosts a rank's stay one, only the host's fall (L to
+// 1), and the added local step cost more than that saved from 512 B at 2x2 here (1.1-1.7x the
+// time; 0.5-0.8x at 8-64 B).
+constexpr int kSpreadMinHosts = 3;
+
+// A small allreduce with several ranks a host, after the local allreduce has left the host's
+// sum in every rank's output: local rank l sends it to the hosts l + 1, l + 1 + L, ... on and
+// receives theirs from as far back (net::Rail::share), one message between each pair of hosts
+// where every rail sending it would take L (H - 1 a host instead of L (H - 1); at 3 x 2 here
+// calls up to 64 B took 0.66-0.80x the time, docs/PERFORMANCE.md, "Small allreduces spread over
+// a host's ranks"). A local allgather then gives every rank every host's sum, which
+// it reduces in host order, as the rail's direct round does: every rank gets the same bits. Each
+// rank's block in it ends with its rail step's result, so that a host whose call failed, heard by
+// one rank of each other host, fails the call on all of that host's ranks.
+Status allreduce_spread(Context& c, const Call& call) {
+  const net::Topology& t = c.topo();
+  const int H = t.hosts, L = t.per_host;
+  const size_t bytes = call.count * dtype_size(call.dtype);
+  const size_t runs = size_t(H - 2) / size_t(L) + 1;  // the most hosts a rank hears: ceil((H-1)/L)
+  const size_t data = runs * bytes, block = data + sizeof(int64_t);
+  SCL_TRY(c.local_step(
+      local_call(call, Coll::kAllReduce, call.send, call.recv, call.recv_kind, call.count)));
+  char* mine = c.scratch.get(block * size_t(L + 1));
+  char* all = mine + block;  // local rank k's block at all + k * block
+  SCL_TRY(c.rail_step(c.rail.share(call.recv, bytes, mine, t.local + 1, L, c.local.deadline())));
+  const int32_t crossed = c.outcome().code();
+  std::memcpy(mine + data, &crossed, sizeof crossed);
+  Call g = local_call(call, Coll::kAllGather, LocalBuffer{mine, MemKind::kForeign}, all,
+                      MemKind::kForeign, block);
+  g.dtype = sclUint8;
+  SCL_TRY(c.local_step(g));
+  if (!c.outcome().ok()) return c.outcome();
+  for (int k = 0; k < L; ++k) {
+    int32_t heard = sclSuccess;
+    std::memcpy(&heard, all + size_t(k) * block + data, sizeof heard);
+    if (heard != sclSuccess) {
+      return c.on_host(Errorf(peer_result(heard),
+                              "the allreduce failed on another host (local rank %d heard it over "
+                              "the network)",
+                              k));
+    }
+  }
+  // Host g's sum came to local rank (far - 1) mod L, far = the hosts from g on to us, as its
+  // ((far - 1) / L)-th block.
+  std::vector<const void*> srcs(size_t(H), call.recv);
+  for (int h = 0; h < H; ++h) {
+    const int far = (t.host - h + H) % H;
+    if (far == 0) continue;
+    srcs[size_t(h)] = all + size_t((far - 1) % L) * block + size_t((far - 1) / L) * bytes;
+  }
+  reduce::reduce_n(call.recv, srcs.data(), H, call.count, call.dtype, summing(call.op), 1);
+  finish_average(call, call.recv, call.count, c.world_ranks);
+  return c.outcome();
+}
 
 }  // namespace
 
@@ -35,6 +99,9 @@ Status allreduce(Context& c, const Call& call) {
   size_t tail = call.count - main;
   const size_t alike = size_t(t.per_host - 1) * bytes * size_t(c.rail.small_allreduce_copies());
   if (bytes <= net::Rail::kDirectMaxBytes && alike < kSplitMinRedundantBytes) {
+    if (t.per_host > 1 && t.hosts >= kSpreadMinHosts && call.count > 0) {
+      return allreduce_spread(c, call);
+    }
     shard = 0;
     main = 0;
     tail = call.count;

@@ -1,0 +1,23 @@
+// A rail's share of a host's messages (net/rail.h, Rail::share): where the ranks of a host hold
+// the same buffer, each sends it to some of the other hosts only, so that one message goes
+// between each pair of hosts where every rail would have sent one.
+#include <vector>
+
+#include "net/rail.h"
+
+namespace stratacl::net {
+
+Status Rail::share(const char* mine, size_t bytes, char* from, int first, int step,
+                   const Deadline& d) {
+  const int H = topo_.hosts, me = topo_.host;
+  std::vector<Transfer> batch;
+  char* at = from;
+  for (int far = first; far < H; far += step, at += bytes) {
+    batch.push_back(send_to(peer((me + far) % H), mine, bytes));
+    batch.push_back(recv_from(peer((me + H - far) % H), at, bytes));
+  }
+  // An empty batch still counts, so that the rail's batches stay numbered alike.
+  return settle(run(batch, d, one_sided(bytes)));
+}
+
+}  // namespace stratacl::net
