@@ -31,7 +31,8 @@ import sys
 # The library's thresholds and choices.
 from scale_rules import (BY_RAIL_MAX, DIRECT_MAX, DOUBLING_MIN_HOSTS, ES,
                          ONE_SIDED_MIN, SG_MAX_ROUND, SG_MIN_HOSTS,
-                         SPLIT_BCAST_MIN_BLOCK, SPLIT_MIN_REDUNDANT, allreduce_halves_pay,
+                         SPLIT_BCAST_MIN_BLOCK, SPLIT_MIN_REDUNDANT, SPREAD_MIN_HOSTS,
+                         allreduce_halves_pay,
                          alltoall_in_rounds, alltoall_rounds, chain_segments, gather_rounds,
                          halving_rounds, tree_radix)
 import scale_report  # the validation's text (beside this file)
@@ -147,7 +148,15 @@ def strata(coll, S, H, L, f):
         x = S / L if split else S  # what each rail reduces
         if L > 1:  # alone on its host, a rank's rail reads its input where it is: no local step
             local("reduce_scatter" if split else "allreduce", S)
-        if x > DIRECT_MAX and H >= SG_MIN_HOSTS and (H - 1) * (x / H) <= SG_MAX_ROUND:
+        if not split and L > 1 and H >= SPREAD_MIN_HOSTS:
+            # spread over the host's ranks: local rank l sends the host's sum to the hosts l + 1,
+            # l + 1 + L, ... on, ceil((H - 1) / L) messages each way; a local allgather of the
+            # sums (and a result word each); every rank reduces the H sums in host order
+            runs = -(-(H - 1) // L)
+            rnd(2 * runs, (H - 1) * S, H * (H - 1) * S, min(L, H - 1), S)
+            local("allgather", L * (runs * S + 8))
+            reduce(H, S, L)
+        elif x > DIRECT_MAX and H >= SG_MIN_HOSTS and (H - 1) * (x / H) <= SG_MAX_ROUND:
             for _ in range(2):  # chunk h to host h, reduced there; the results back to all
                 rnd(2 * (H - 1), (H - 1) * S / H, (H - 1) * S, L, x / H)
             reduce(H, x / H, L)

@@ -7,6 +7,7 @@ ES = 4                       # float32, as bench/compare measures
 DIRECT_MAX = 64 << 10        # net::Rail::kDirectMaxBytes: a rail allreduce up to here is not a ring
 DOUBLING_MIN_HOSTS = 4       # STRATACL_NET_DOUBLING_MIN_HOSTS: recursive doubling up to DIRECT_MAX
 SPLIT_MIN_REDUNDANT = 64 << 10  # hier's kSplitMinRedundantBytes: small allreduces split over rails
+SPREAD_MIN_HOSTS = 3         # hier's kSpreadMinHosts: unsplit small allreduces spread (L > 1)
 BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L blocks fit
 A2A_MSG_BYTES = 6 << 10      # net::Rail::kAlltoallBytesPerMessageCost: alltoall in rounds or not
 HALVES_MSG_BYTES = 16 << 10  # net::Rail::kHalvesBytesPerMessageCost: allreduce in halves or not
