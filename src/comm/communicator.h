@@ -136,8 +136,8 @@ class Communicator : public sclComm {
                            const Deadline& deadline);
   // The context of the hierarchical algorithms (valid while rail_ is set).
   hier::Context across_hosts() {
-    return hier::Context{ctx_,          *rail_,    hier_scratch_, world_rank_,
-                         world_nranks_, hier_moe_, hier_packs_,   {}};
+    return hier::Context{ctx_,          *rail_,    hier_scratch_,      world_rank_,
+                         world_nranks_, hier_moe_, hier_heap_scratch_, {}};
   }
   // sclCommSplit across hosts (comm/split_across_hosts.cc): every rank's card over the parent's
   // network (opening the child's endpoint first), then the child's rail.
@@ -188,7 +188,7 @@ class Communicator : public sclComm {
   std::unique_ptr<net::Endpoint> child_ep_;    // a split child's endpoint, until it has a rail
   hier::Scratch hier_scratch_;                 // partial results of calls across hosts
   hier::MoeState hier_moe_;                    // MoE across hosts
-  hier::HeapScratch hier_packs_;               // heap scratch of small alltoalls across hosts
+  hier::HeapScratch hier_heap_scratch_;        // small alltoalls' packs, spread allreduces' sums
   int world_rank_ = 0, world_nranks_ = 0;
   CollContext ctx_;
   std::vector<PeerHeapRef> maps_;

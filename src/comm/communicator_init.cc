@@ -243,12 +243,12 @@ void Communicator::release_shared_memory() {
   if (!heap || (published_ && !departed_)) {
     quarantine_.leak_all();
     hier_moe_.leak();
-    hier_packs_.leak();
+    hier_heap_scratch_.leak();
     return;
   }
   quarantine_.release_all();
   hier_moe_.release();
-  hier_packs_.release();
+  hier_heap_scratch_.release();
   if (shrink_words_) (void)heap->release(shrink_words_);
   shrink_words_ = nullptr;
   if (cb_) {

@@ -27,9 +27,10 @@ namespace {
 // over the rails") the 64 KiB call took 0.79-0.81x the time at 2x2 and 0.71-0.85x at 3x2 and
 // 4x2, while a lower threshold lost at 2x4 (8-16 KiB buffers, 1.07-1.28x), where the second
 // local step waits for 4 ranks per core. At 384 ranks (48 hosts of 8) every buffer from 200 B
-// splits (docs/SCALE-MODEL.md). From 3 hosts the unsplit buffer is not sent alike but spread
-// (kSpreadMinHosts), whose local allgather brings every rank the other hosts' H - 1 sums: bytes
-// that grow as the rails' copies did, so the threshold stays.
+// splits (docs/SCALE-MODEL.md). From 3 hosts the unsplit buffer is spread instead
+// (kSpreadMinHosts): no copies go alike, but its local allgather brings every rank the other
+// hosts' H - 1 sums, bytes that grow with the size too; the threshold is kept as measured
+// before the spread, not fitted to it.
 constexpr size_t kSplitMinRedundantBytes = 64 << 10;
 
 // From here an unsplit small allreduce with several ranks a host goes spread over the host's
@@ -41,43 +42,47 @@ constexpr int kSpreadMinHosts = 3;
 
 // A small allreduce with several ranks a host, after the local allreduce has left the host's
 // sum in every rank's output: local rank l sends it to the hosts l + 1, l + 1 + L, ... on and
-// receives theirs from as far back (net::Rail::share), one message between each pair of hosts
-// where every rail sending it would take L (H - 1 a host instead of L (H - 1); at 3 x 2 here
-// calls up to 64 B took 0.66-0.80x the time, docs/PERFORMANCE.md, "Small allreduces spread over
-// a host's ranks"). A local allgather then gives every rank every host's sum, which
-// it reduces in host order, as the rail's direct round does: every rank gets the same bits. Each
-// rank's block in it ends with its rail step's result, so that a host whose call failed, heard by
-// one rank of each other host, fails the call on all of that host's ranks.
+// receives theirs from as far back (net::Rail::share). That is one message between each pair
+// of hosts, H - 1 a host where every rail sending the sum took L (H - 1); at 3x2 here calls up
+// to 64 B took 0.66-0.80x the time (docs/PERFORMANCE.md, "Small allreduces spread over a host's
+// ranks"). A local allgather then gives every rank the sums its host's ranks received, which it
+// reduces with its own in host order, as the rail's direct round does: every rank gets the same
+// bits. Each rank's block in it ends with its rail step's result: a host whose call failed is
+// heard by one rank of each other host, whose word fails the call on the rest of its host.
+// The sums go through heap scratch, registered for the network and read in place by the host's
+// ranks above the eager size.
 Status allreduce_spread(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
   const int H = t.hosts, L = t.per_host;
   const size_t bytes = call.count * dtype_size(call.dtype);
-  const size_t runs = size_t(H - 2) / size_t(L) + 1;  // the most hosts a rank hears: ceil((H-1)/L)
-  const size_t data = runs * bytes, block = data + sizeof(int64_t);
+  const size_t slots = size_t(H - 2) / size_t(L) + 1;  // the most sums a rank hears: ceil((H-1)/L)
+  // The word takes 8 bytes, so that every block, and every sum in it, starts at a multiple of
+  // the element size.
+  const size_t data = slots * bytes, block = data + sizeof(int64_t);
+  SCL_ASSIGN_OR_RETURN(char* mine, c.heap_scratch.get(block * size_t(L + 1)));
+  char* all = mine + block;  // local rank k's block at all + k * block
   SCL_TRY(c.local_step(
       local_call(call, Coll::kAllReduce, call.send, call.recv, call.recv_kind, call.count)));
-  char* mine = c.scratch.get(block * size_t(L + 1));
-  char* all = mine + block;  // local rank k's block at all + k * block
   SCL_TRY(c.rail_step(c.rail.share(call.recv, bytes, mine, t.local + 1, L, c.local.deadline())));
-  const int32_t crossed = c.outcome().code();
+  const int64_t crossed = c.outcome().code();
   std::memcpy(mine + data, &crossed, sizeof crossed);
-  Call g = local_call(call, Coll::kAllGather, LocalBuffer{mine, MemKind::kForeign}, all,
-                      MemKind::kForeign, block);
+  Call g = local_call(call, Coll::kAllGather, LocalBuffer{mine, MemKind::kHeap}, all,
+                      MemKind::kHeap, block);
   g.dtype = sclUint8;
   SCL_TRY(c.local_step(g));
   if (!c.outcome().ok()) return c.outcome();
   for (int k = 0; k < L; ++k) {
-    int32_t heard = sclSuccess;
+    int64_t heard = sclSuccess;
     std::memcpy(&heard, all + size_t(k) * block + data, sizeof heard);
     if (heard != sclSuccess) {
-      return c.on_host(Errorf(peer_result(heard),
+      return c.on_host(Errorf(peer_result(int32_t(heard)),
                               "the allreduce failed on another host (local rank %d heard it over "
                               "the network)",
                               k));
     }
   }
   // Host g's sum came to local rank (far - 1) mod L, far = the hosts from g on to us, as its
-  // ((far - 1) / L)-th block.
+  // ((far - 1) / L)-th slot.
   std::vector<const void*> srcs(size_t(H), call.recv);
   for (int h = 0; h < H; ++h) {
     const int far = (t.host - h + H) % H;

@@ -53,7 +53,7 @@ constexpr size_t kByRailMaxBytes = 128 << 10;
 Status alltoall_in_packs(Context& c, const Call& call, bool in_rounds) {
   const net::Topology& t = c.topo();
   const size_t run = size_t(t.per_host) * call.count * dtype_size(call.dtype);  // one host's
-  SCL_ASSIGN_OR_RETURN(char* packs, c.packs.get(run * size_t(t.hosts)));
+  SCL_ASSIGN_OR_RETURN(char* packs, c.heap_scratch.get(run * size_t(t.hosts)));
   std::vector<char*> dst;
   for (int h = 0; h < t.hosts; ++h) {
     dst.push_back(h == t.host ? call.recv + size_t(h) * run : packs + size_t(h) * run);

@@ -4,7 +4,9 @@
 //   allreduce       local reduce-scatter into the rank's shard of recvbuff; a rail allreduce of
 //                   that shard (every local rank drives its own shard, in parallel); local
 //                   allgather in place. Small buffers whose copies on every rail stay small: one
-//                   local allreduce, then every rail reduces the whole buffer.
+//                   local allreduce; then at 2 hosts every rail reduces the whole buffer, from 3
+//                   each rank sends the host's sum to its share of the other hosts and a local
+//                   allgather brings every rank all the sums.
 //   allgather       each rank's block goes along its rail; then one local allgather of H runs
 //                   (Call::runs), one per host's blocks, in place.
 //   broadcast       large buffers split over the rails: a local scatter on the root's host,
@@ -81,7 +83,7 @@ struct Context {
   Scratch& scratch;
   int world_rank = 0, world_ranks = 0;
   MoeState& moe;
-  HeapScratch& packs;  // alltoall's packs
+  HeapScratch& heap_scratch;  // the alltoall's packs, the spread allreduce's sums
   const net::Topology& topo() const { return rail.topology(); }
   // A local step's error, with the host it happened on: its messages number ranks within the
   // host (local rank k is world rank first + k).

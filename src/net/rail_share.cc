@@ -16,7 +16,8 @@ Status Rail::share(const char* mine, size_t bytes, char* from, int first, int st
     batch.push_back(send_to(peer((me + far) % H), mine, bytes));
     batch.push_back(recv_from(peer((me + H - far) % H), at, bytes));
   }
-  // An empty batch still counts, so that the rail's batches stay numbered alike.
+  // Every rank of the rail passes the same first and step: where one's batch is empty (first >=
+  // H), all are, and the rail's batches stay numbered alike.
   return settle(run(batch, d, one_sided(bytes)));
 }
 
