@@ -44,13 +44,13 @@ constexpr int kSpreadMinHosts = 3;
 // sum in every rank's output: local rank l sends it to the hosts l + 1, l + 1 + L, ... on and
 // receives theirs from as far back (net::Rail::share). That is one message between each pair
 // of hosts, H - 1 a host where every rail sending the sum took L (H - 1); at 3x2 here calls up
-// to 64 B took 0.66-0.80x the time (docs/PERFORMANCE.md, "Small allreduces spread over a host's
-// ranks"). A local allgather then gives every rank the sums its host's ranks received, which it
-// reduces with its own in host order, as the rail's direct round does: every rank gets the same
-// bits. Each rank's block in it ends with its rail step's result: a host whose call failed is
-// heard by one rank of each other host, whose word fails the call on the rest of its host.
-// The sums go through heap scratch, registered for the network and read in place by the host's
-// ranks above the eager size.
+// to 64 B took 0.73-0.80x the time and at 4 KiB 0.70x (docs/PERFORMANCE.md, "Small allreduces
+// spread over a host's ranks"). A local allgather then gives every rank the sums its host's ranks
+// received, which it reduces with its own in host order, as the rail's direct round does: every
+// rank gets the same bits. Each rank's block in it ends with its rail step's result: a host whose
+// call failed is heard by one rank of each other host, whose word fails the call on the rest of its
+// host. The sums go through heap scratch, registered for the network and read in place by the
+// host's ranks above the eager size.
 Status allreduce_spread(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
   const int H = t.hosts, L = t.per_host;
