@@ -11,7 +11,6 @@
 #include <cstring>
 
 #include "coll/algorithms.h"
-#include "coll/step.h"
 #include "core/dtype.h"
 #include "hier/hierarchical.h"
 #include "reduce/reduce.h"
@@ -74,12 +73,7 @@ Status allreduce_spread(Context& c, const Call& call) {
   for (int k = 0; k < L; ++k) {
     int64_t heard = sclSuccess;
     std::memcpy(&heard, all + size_t(k) * block + data, sizeof heard);
-    if (heard != sclSuccess) {
-      return c.on_host(Errorf(peer_result(int32_t(heard)),
-                              "the allreduce failed on another host (local rank %d heard it over "
-                              "the network)",
-                              k));
-    }
+    if (heard != sclSuccess) return c.failed_elsewhere("allreduce", k, int32_t(heard));
   }
   // Host g's sum came to local rank (far - 1) mod L, far = the hosts from g on to us, as its
   // ((far - 1) / L)-th slot.

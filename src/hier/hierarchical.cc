@@ -31,6 +31,12 @@ Status Context::on_host(Status s) const {
                               std::to_string(t.world_of(t.host, 0)) + " + k): " + s.message());
 }
 
+Status Context::failed_elsewhere(const char* call, int heard_by, int32_t code) const {
+  return on_host(Errorf(peer_result(code),
+                        "the %s failed on another host (local rank %d heard it over the network)",
+                        call, heard_by));
+}
+
 char* Scratch::get(size_t bytes) {
   if (bytes > size_) {
     bytes_.reset(new char[bytes]);  // default-initialised: not cleared
@@ -145,9 +151,7 @@ Status barrier(Context& c) {
   SCL_TRY(c.local_step(local_call(word, Coll::kBroadcast, LocalBuffer{at, MemKind::kForeign}, at,
                                   MemKind::kForeign, 1, 0)));
   if (c.outcome().ok() && crossed != sclSuccess) {
-    return c.on_host(Errorf(peer_result(crossed),
-                            "the barrier failed on another host (local rank 0 heard it over the "
-                            "network)"));
+    return c.failed_elsewhere("barrier", 0, crossed);
   }
   return c.outcome();
 }

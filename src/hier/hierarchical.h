@@ -88,6 +88,9 @@ struct Context {
   // A local step's error, with the host it happened on: its messages number ranks within the
   // host (local rank k is world rank first + k).
   Status on_host(Status s) const;
+  // The call failed on another host (`code`), which local rank `heard_by` heard over the
+  // network and told this host's ranks in a local step: `call` names the collective.
+  Status failed_elsewhere(const char* call, int heard_by, int32_t code) const;
   // A collective among this host's ranks (a plain copy when the host has one rank).
   Status run_local(const Call& call);
 
