@@ -121,6 +121,7 @@ void Communicator::set_rail(std::unique_ptr<net::Endpoint> ep, const net::Topolo
   // Every rank's value was compared at init (SharedSettings), so the rails agree.
   rail_->set_doubling_min_hosts(int(process_value(Var::kNetDoublingMinHosts)));
   rail_->set_small_tree_radix(int(process_value(Var::kNetTreeRadix)));
+  rail_->set_pace_calls(uint64_t(process_value(Var::kNetPaceCalls)));
 }
 
 Status Communicator::start_heartbeat() {

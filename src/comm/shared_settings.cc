@@ -10,6 +10,7 @@ SharedSettings SharedSettings::of_process() {
   s.oneshot_forced_max = process_value(Var::kOneShotMaxBytes);
   s.net_doubling_min_hosts = int32_t(process_value(Var::kNetDoublingMinHosts));
   s.net_tree_radix = int32_t(process_value(Var::kNetTreeRadix));
+  s.net_pace_calls = int32_t(process_value(Var::kNetPaceCalls));
   return s;
 }
 
@@ -36,6 +37,7 @@ Status compare_settings(const SharedSettings& mine, int me, const SharedSettings
       {"STRATACL_NET_DOUBLING_MIN_HOSTS", mine.net_doubling_min_hosts,
        theirs.net_doubling_min_hosts},
       {"STRATACL_NET_TREE_RADIX", mine.net_tree_radix, theirs.net_tree_radix},
+      {"STRATACL_NET_PACE_CALLS", mine.net_pace_calls, theirs.net_pace_calls},
   };
   for (const auto& h : rail) {
     if (h.mine != h.theirs) {

@@ -14,7 +14,7 @@ struct SharedSettings {
   uint32_t eager_max_bytes = 0;        // STRATACL_EAGER_MAX_BYTES
   int32_t net_doubling_min_hosts = 0;  // STRATACL_NET_DOUBLING_MIN_HOSTS
   int32_t net_tree_radix = 0;          // STRATACL_NET_TREE_RADIX
-  uint32_t unused = 0;                 // sent whole: no padding left uninitialised
+  int32_t net_pace_calls = 0;          // STRATACL_NET_PACE_CALLS
   int64_t oneshot_forced_max = -1;     // STRATACL_ONESHOT_MAX_BYTES
 
   // This process's values.

@@ -156,6 +156,15 @@ const VarSpec kVars[] = {
      .help = "radix of the trees of hosts that broadcasts of up to 64 bytes and barriers cross "
              "from 4 hosts on, in log_radix(hosts) rounds (larger broadcasts: 2; fewer hosts, "
              "or a radix of at least the host count: one round)"},
+    {.id = Var::kNetPaceCalls,
+     .name = "STRATACL_NET_PACE_CALLS",
+     .kind = K::kNumber,
+     .min = 1,
+     .max = 1 << 16,
+     .number_default = 31,
+     .help = "in every this-many-th call across hosts, a broadcast's or reduce's receivers "
+             "answer their senders, which wait for it: a rank calling them back to back stays "
+             "within that many calls of the ranks it sends to (1: every call)"},
     {.id = Var::kDebug,
      .name = "STRATACL_DEBUG",
      .kind = K::kNumber,

@@ -34,6 +34,7 @@ enum class Var : int {
   kNetOneSidedMinBytes,
   kNetDoublingMinHosts,
   kNetTreeRadix,
+  kNetPaceCalls,
   kDebug,
   kTorchCacheBytes,
   kCount

@@ -456,16 +456,23 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
                     int root, const Deadline& d) {
   const int H = topo_.hosts;
   const size_t bytes = count * dtype_size(dt);
+  const bool os = one_sided(bytes);
   if (topo_.host != root) {
     Transfer t = send_to(peer(root), mine, bytes);
-    return settle(run(std::span(&t, 1), d, one_sided(bytes)));
+    SCL_TRY(run(std::span(&t, 1), d, os));
+    if (paced()) SCL_TRY(answer({}, std::span(&root, 1), d));
+    return settle(Status::Ok());
   }
   SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes * size_t(H)));
   std::vector<Transfer> batch;
+  std::vector<int> heard_from;
   for (int h = 0; h < H; ++h) {
-    if (h != root) batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
+    if (h == root) continue;
+    batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
+    heard_from.push_back(h);
   }
-  SCL_TRY(run(batch, d, one_sided(bytes)));
+  SCL_TRY(run(batch, d, os));
+  if (paced()) SCL_TRY(answer(heard_from, {}, d));
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(h == root ? mine : in + size_t(h) * bytes);
   if (failure_.ok()) reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);

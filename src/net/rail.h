@@ -195,7 +195,7 @@ class Rail {
   // in. `host_bytes` (0: `bytes`) is what all the host's rails broadcast at once in this call,
   // each its block (a broadcast split over the rails): the chain and its segment count are
   // chosen from it, as the rails share the host's link, so that a batch puts as many bytes
-  // through it as an unsplit chain's. Every rank of the rail passes the same.
+  // through it as an unsplit chain's. Every rank of the rail passes the same. Paced (below).
   Status broadcast(char* buf, size_t bytes, int root, const Deadline& d, size_t host_bytes = 0);
   // parts[h]: our partial result for host h (ours: parts[host]). On return, out holds the
   // reduction over hosts of every host's part for us: in host order, from one direct round (a
@@ -206,9 +206,22 @@ class Rail {
   // where the call went through.
   Status reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
                         sclDataType_t dt, sclRedOp_t op, const Deadline& d);
-  // Host `root` ends with the reduction, in host order, of every host's `mine` in `out`.
+  // Host `root` ends with the reduction, in host order, of every host's `mine` in `out`. Paced.
   Status reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,
                 int root, const Deadline& d);
+  // broadcast() and reduce() are one-way: a sender hears nothing back from its receivers, so a
+  // rank calling them back to back would run ahead of its receivers without bound, every message
+  // it is ahead held by the receiver's provider (rxm keeps each in a buffer of 16 KiB or more: a
+  // loop of 8-byte broadcasts at 3 hosts grew two receivers by 0.5 and 0.9 GB). So in every
+  // set_pace_calls()-th call (begin()'s count, the same on every rank of the rail, whatever the
+  // call's arguments) their receivers answer each of their senders with an empty message, which
+  // the senders wait for: a loop of them keeps every rank within that many calls of the ranks it
+  // sends to. Transfers that go one-sided wait for their receivers' clear-to-sends already, but
+  // are paced alike, so that ranks whose calls differ in size still run the same batches.
+  // kPaceCalls is prime, so that calls repeating in any shorter period still bring each of their
+  // one-way calls to a paced count.
+  static constexpr uint64_t kPaceCalls = 31;
+  void set_pace_calls(uint64_t calls) { pace_calls_ = std::max<uint64_t>(calls, 1); }
   // Returns when every host's rail peer has called it, by dissemination over tree_radix(0): in
   // round j, every host sends to the k - 1 hosts m k^j on (m < k) and hears from those as far
   // back, so that after it a host has heard, directly or through the hosts it heard, from the
@@ -249,6 +262,10 @@ class Rail {
                             sclRedOp_t op, const Deadline& d);
   Status allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d);
   Status broadcast_chain(char* buf, size_t bytes, int root, int segments, const Deadline& d);
+  // Whether this call's one-way operation ends with its receivers' answers (kPaceCalls).
+  bool paced() const { return calls_ % pace_calls_ == 0; }
+  // The answers: an empty message to each host of `heard_from` and from each of `sent_to`.
+  Status answer(std::span<const int> heard_from, std::span<const int> sent_to, const Deadline& d);
   // The radix of a broadcast's tree of hosts for `bytes` a message, or of a barrier's (0).
   int tree_radix(size_t bytes) const {
     if (topo_.hosts < kTreeMinHosts) return topo_.hosts;
@@ -337,8 +354,9 @@ class Rail {
   size_t scratch_bytes_ = 0;
   // Rail transfers of at least this many bytes are one-sided (net/one_sided.cc); -1: none.
   int64_t one_sided_min_ = -1;
-  int doubling_min_hosts_ = -1;  // set_doubling_min_hosts()
-  int small_tree_radix_ = 2;     // set_small_tree_radix()
+  int doubling_min_hosts_ = -1;       // set_doubling_min_hosts()
+  int small_tree_radix_ = 2;          // set_small_tree_radix()
+  uint64_t pace_calls_ = kPaceCalls;  // set_pace_calls()
 };
 
 }  // namespace stratacl::net

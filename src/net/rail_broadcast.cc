@@ -46,6 +46,7 @@ Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, siz
   const int64_t k = tree_radix(bytes);
   const bool os = one_sided(bytes);
   std::vector<Transfer> batch;
+  std::vector<int> heard_from, sent_to;  // the hosts of our tree's edges: paced() answers them
   // Round j, with span = k^j: the places below the span have the buffer, and each sends it to
   // the places m spans on (0 < m < k); place p hears in the round where span <= p < k span, from
   // place p mod span. Every host runs every round, an empty batch where it has no part, so that
@@ -54,13 +55,16 @@ Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, siz
     batch.clear();
     if (at < span) {
       for (int64_t to = at + span; to < std::min<int64_t>(H, at + k * span); to += span) {
-        batch.push_back(send_to(peer(int((root + to) % H)), buf, bytes));
+        sent_to.push_back(int((root + to) % H));
+        batch.push_back(send_to(peer(sent_to.back()), buf, bytes));
       }
     } else if (at < k * span) {
-      batch.push_back(recv_from(peer(int((root + at % span) % H)), buf, bytes));
+      heard_from.push_back(int((root + at % span) % H));
+      batch.push_back(recv_from(peer(heard_from.back()), buf, bytes));
     }
     SCL_TRY(run(batch, d, os));
   }
+  if (paced()) SCL_TRY(answer(heard_from, sent_to, d));
   return settle(Status::Ok());
 }
 
@@ -82,6 +86,11 @@ Status Rail::broadcast_chain(char* buf, size_t bytes, int root, int segments, co
       batch[n++] = recv_from(prev, seg.at(in), seg.bytes(in));
     }
     SCL_TRY(run(std::span(batch, n), d, os));
+  }
+  if (paced()) {
+    const int prev_host = (h + H - 1) % H, next_host = (h + 1) % H;
+    SCL_TRY(answer(std::span(&prev_host, at > 0 ? 1 : 0), std::span(&next_host, at + 1 < H ? 1 : 0),
+                   d));
   }
   return Status::Ok();
 }

@@ -15,6 +15,9 @@ void mismatches_across_hosts(const Comm& w, Tally& tally);
 // (test_hosts_exchange_mismatch.cc).
 void exchange_mismatches_keep_hosts_in_step(const Comm& w, Tally& tally);
 
+// Broadcasts and reduces back to back, with a receiving host late (test_hosts_pace.cc).
+void one_way_calls_keep_pace(const Comm& w, Tally& tally);
+
 // The verdict where the hosts stay in step through a mismatched call: the first call failed on
 // this rank with sclInvalidUsage (or, where `may_succeed`, succeeded: this rank's part went
 // out), the second was right here, and both took seconds at most.

@@ -14,6 +14,7 @@
 //     local step of H runs goes through it in several rounds.
 //   - barrier: a rank that arrives 200 ms late (the last of each host in turn) holds every other
 //     rank on every host.
+//   - broadcasts and reduces back to back keep pace with a late host: test_hosts_pace.cc.
 //   - alltoall, alltoallv, gather, scatter (every root) and a send/recv ring, the same way.
 //   - splits: one rank per host (the child spans hosts), one host per child, and keys that
 //     interleave hosts (refused with sclInvalidUsage; the parent goes on).
@@ -218,6 +219,7 @@ int run_hosts(int argc, char**) {
     float_sum_is_deterministic(w, tally, count, ref::make_seed(0xF10A7, count));
   }
   late_rank_holds_the_barrier(w, tally);
+  one_way_calls_keep_pace(w, tally);
   // The local step of H runs cut into rounds: on a duplicate of the world with the smallest
   // staging area, malloc buffers go through it H blocks (allgather) or L x H (reduce-scatter) at
   // a time, 10007 elements of each in 2 to 5 rounds.
