@@ -46,7 +46,8 @@ Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, siz
   const int64_t k = tree_radix(bytes);
   const bool os = one_sided(bytes);
   std::vector<Transfer> batch;
-  std::vector<int> heard_from, sent_to;  // the hosts of our tree's edges: paced() answers them
+  const bool pace = paced();
+  std::vector<int> heard_from, sent_to;  // where pace: our tree's edges, which the answers take
   // Round j, with span = k^j: the places below the span have the buffer, and each sends it to
   // the places m spans on (0 < m < k); place p hears in the round where span <= p < k span, from
   // place p mod span. Every host runs every round, an empty batch where it has no part, so that
@@ -55,16 +56,18 @@ Status Rail::broadcast(char* buf, size_t bytes, int root, const Deadline& d, siz
     batch.clear();
     if (at < span) {
       for (int64_t to = at + span; to < std::min<int64_t>(H, at + k * span); to += span) {
-        sent_to.push_back(int((root + to) % H));
-        batch.push_back(send_to(peer(sent_to.back()), buf, bytes));
+        const int child = int((root + to) % H);
+        batch.push_back(send_to(peer(child), buf, bytes));
+        if (pace) sent_to.push_back(child);
       }
     } else if (at < k * span) {
-      heard_from.push_back(int((root + at % span) % H));
-      batch.push_back(recv_from(peer(heard_from.back()), buf, bytes));
+      const int parent = int((root + at % span) % H);
+      batch.push_back(recv_from(peer(parent), buf, bytes));
+      if (pace) heard_from.push_back(parent);
     }
     SCL_TRY(run(batch, d, os));
   }
-  if (paced()) SCL_TRY(answer(heard_from, sent_to, d));
+  if (pace) SCL_TRY(answer(heard_from, sent_to, d));
   return settle(Status::Ok());
 }
 

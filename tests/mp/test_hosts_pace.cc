@@ -31,8 +31,12 @@ uint64_t value(int rank, int call) {
 // The ranks of `late_host` arrive kLateSeconds late; `held` ranks must wait for them.
 void back_to_back(const Comm& w, Tally& tally, bool reduce, int root, int late_host, bool held) {
   const bool late = w.rank / ranks_per_host() == late_host;
-  const CallInfo info{reduce ? "reduce" : "broadcast", sclUint64, reduce ? int(sclSum) : -1, 1,
-                      root, "back to back, host " + std::to_string(late_host) + " late"};
+  const CallInfo info{reduce ? "reduce" : "broadcast",
+                      sclUint64,
+                      reduce ? int(sclSum) : -1,
+                      1,
+                      root,
+                      "back to back, host " + std::to_string(late_host) + " late"};
   MP_OK(sclBarrier(w.comm, nullptr));
   const double t0 = now();
   if (late) std::this_thread::sleep_for(std::chrono::duration<double>(kLateSeconds));
