@@ -161,7 +161,7 @@ const VarSpec kVars[] = {
      .kind = K::kNumber,
      .min = 1,
      .max = 1 << 16,
-     .number_default = 31,
+     .number_default = 61,
      .help = "in every this-many-th call across hosts, a broadcast's or reduce's receivers "
              "answer their senders, which wait for it: a rank calling them back to back stays "
              "within that many calls of the ranks it sends to (1: every call)"},

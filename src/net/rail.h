@@ -219,8 +219,12 @@ class Rail {
   // sends to. Transfers that go one-sided wait for their receivers' clear-to-sends already, but
   // are paced alike, so that ranks whose calls differ in size still run the same batches.
   // kPaceCalls is prime, so that calls repeating in any shorter period still bring each of their
-  // one-way calls to a paced count.
-  static constexpr uint64_t kPaceCalls = 31;
+  // one-way calls to a paced count. Each period costs a round trip the pipeline drains in: at 3x1
+  // here, back-to-back broadcasts of 8 B-4 KiB took 1.03-1.15x the time unpaced with 61 (31:
+  // up to 1.24x), and 32 KiB reduces 1.22x (31: 1.34-1.53x); small reduces 0.19-0.95x, as the
+  // root's provider no longer piles up the senders' messages (docs/PERFORMANCE.md, "One-way
+  // calls paced").
+  static constexpr uint64_t kPaceCalls = 61;
   void set_pace_calls(uint64_t calls) { pace_calls_ = std::max<uint64_t>(calls, 1); }
   // Returns when every host's rail peer has called it, by dissemination over tree_radix(0): in
   // round j, every host sends to the k - 1 hosts m k^j on (m < k) and hears from those as far
