@@ -212,7 +212,7 @@ class Rail {
   // broadcast() and reduce() are one-way: a sender hears nothing back from its receivers, so a
   // rank calling them back to back would run ahead of its receivers without bound, every message
   // it is ahead held by the receiver's provider (rxm keeps each in a buffer of 16 KiB or more: a
-  // loop of 8-byte broadcasts at 3 hosts grew two receivers by 0.5 and 0.9 GB). So in every
+  // loop of 200,000 8-byte broadcasts at 3 hosts grew a receiver by 1.8 GB). So in every
   // set_pace_calls()-th call (begin()'s count, the same on every rank of the rail, whatever the
   // call's arguments) their receivers answer each of their senders with an empty message, which
   // the senders wait for: a loop of them keeps every rank within that many calls of the ranks it
@@ -221,9 +221,9 @@ class Rail {
   // kPaceCalls is prime, so that calls repeating in any shorter period still bring each of their
   // one-way calls to a paced count. Each period costs a round trip the pipeline drains in: at 3x1
   // here, back-to-back broadcasts of 8 B-4 KiB took 1.03-1.15x the time unpaced with 61 (31:
-  // up to 1.24x), and 32 KiB reduces 1.22x (31: 1.34-1.53x); small reduces 0.19-0.95x, as the
-  // root's provider no longer piles up the senders' messages (docs/PERFORMANCE.md, "One-way
-  // calls paced").
+  // up to 1.24x), and 32 KiB reduces 1.22-1.35x (31: up to 1.53x); reduces of 8 B-4 KiB
+  // 0.16-0.80x, as the root's provider no longer piles up the senders' messages
+  // (docs/PERFORMANCE.md, "One-way calls paced").
   static constexpr uint64_t kPaceCalls = 61;
   void set_pace_calls(uint64_t calls) { pace_calls_ = std::max<uint64_t>(calls, 1); }
   // Returns when every host's rail peer has called it, by dissemination over tree_radix(0): in
