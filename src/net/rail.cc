@@ -465,11 +465,11 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
   }
   SCL_ASSIGN_OR_RETURN(char* in, scratch(bytes * size_t(H)));
   std::vector<Transfer> batch;
-  std::vector<int> heard_from;
+  std::vector<int> heard_from;  // where paced(): the answers go to every other host
   for (int h = 0; h < H; ++h) {
     if (h == root) continue;
     batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
-    heard_from.push_back(h);
+    if (paced()) heard_from.push_back(h);
   }
   SCL_TRY(run(batch, d, os));
   if (paced()) SCL_TRY(answer(heard_from, {}, d));

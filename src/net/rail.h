@@ -212,7 +212,7 @@ class Rail {
   // broadcast() and reduce() are one-way: a sender hears nothing back from its receivers, so a
   // rank calling them back to back would run ahead of its receivers without bound, every message
   // it is ahead held by the receiver's provider (rxm keeps each in a buffer of 16 KiB or more: a
-  // loop of 200,000 8-byte broadcasts at 3 hosts grew a receiver by 1.8 GB). So in every
+  // loop of 200,000 8-byte broadcasts at 3 hosts grew ranks by up to 1794 MiB). So in every
   // set_pace_calls()-th call (begin()'s count, the same on every rank of the rail, whatever the
   // call's arguments) their receivers answer each of their senders with an empty message, which
   // the senders wait for: a loop of them keeps every rank within that many calls of the ranks it

@@ -58,7 +58,9 @@ void back_to_back(const Comm& w, Tally& tally, bool reduce, int root, int late_h
   const double took = now() - t0;
   tally.expect(wrong == 0, info, std::to_string(wrong) + " of the calls wrong");
   if (held) {
-    tally.expect(took > 0.8 * kLateSeconds, info,
+    // Half the lateness: each rank's clock starts as it leaves the barrier, at its own moment;
+    // without the pace the loop ends in milliseconds.
+    tally.expect(took > 0.5 * kLateSeconds, info,
                  "this sender's calls ended after " + std::to_string(took) +
                      " s, before the late host arrived");
   }
