@@ -193,6 +193,17 @@ def strata(coll, S, H, L, f):
         if L > 1:  # one local allgather of H runs, one per host's blocks, in place
             local_runs("allgather", S, H)
     elif coll == "reduce_scatter":
+        if L > 1 and H >= SPREAD_MIN_HOSTS and S <= DIRECT_MAX and not rounds:
+            # spread over the host's ranks (hier/reduce_scatter.cc): a local allreduce of the
+            # whole input; local rank l sends the host's partials for the hosts l + 1, l + 1 + L,
+            # ... on (L blocks each), ceil((H - 1) / L) messages each way; a local allgather of
+            # them (and a result word each); every rank reduces its block of the H partials
+            runs = -(-(H - 1) // L)
+            local("allreduce", S)
+            rnd(2 * runs, (H - 1) * L * b, H * (H - 1) * L * b, min(L, H - 1), L * b)
+            local("allgather", L * (runs * L * b + 8))
+            reduce(H, b, L)
+            return t
         if L > 1:  # one local reduce-scatter of H runs, one per host's range of the input
             local_runs("reduce_scatter", S, H)
         if rounds and H * b <= DIRECT_MAX:  # Bruck's rounds backwards: parts reduced on the way

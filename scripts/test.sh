@@ -9,7 +9,8 @@
 #     repeat a lighter sibling's code paths at more ranks, hosts or worker configurations (label
 #     heavy: minutes each under a sanitizer);
 #  3. ThreadSanitizer over the same, less the data cases at the default team size (label
-#     default_team: one thread per rank here), which the worker matrix runs threaded;
+#     default_team: one thread per rank here), which the worker matrix runs threaded, and the
+#     entries whose threads run a lighter sibling's code (label notsan);
 #  4. the bootstrap fuzzers (libFuzzer) for a bounded time.
 # Each part prints when it starts; the whole takes about 60 minutes on 2 cores.
 set -euo pipefail
@@ -45,7 +46,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 sanitizer_build "$root/build-tsan" -DSTRATACL_TSAN=ON -DSTRATACL_SOAK_SECONDS=20
 phase "ctest: ThreadSanitizer build"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir "$root/build-tsan" --output-on-failure --timeout 1800 -LE "nosan|heavy|default_team"
+  ctest --test-dir "$root/build-tsan" --output-on-failure --timeout 1800 -LE "nosan|heavy|default_team|notsan"
 
 if [ -x "$root/tests/fuzz/run_fuzz.sh" ]; then
   phase "fuzz: bootstrap parsers, 60 s"

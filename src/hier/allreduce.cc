@@ -8,11 +8,12 @@
 // the same sum, until the copies a host's rails would send alike cost more than a second local
 // step and a rail operation for the tail (kSplitMinRedundantBytes). With several ranks a host,
 // that sum goes once between each pair of hosts, not once per rail (allreduce_spread()).
-#include <cstring>
+#include <vector>
 
 #include "coll/algorithms.h"
 #include "core/dtype.h"
 #include "hier/hierarchical.h"
+#include "hier/spread.h"
 #include "reduce/reduce.h"
 
 namespace stratacl::hier {
@@ -32,56 +33,22 @@ namespace {
 // before the spread, not fitted to it.
 constexpr size_t kSplitMinRedundantBytes = 64 << 10;
 
-// From here an unsplit small allreduce with several ranks a host goes spread over the host's
-// ranks (allreduce_spread()), where that cuts a rank's messages from H - 1 (or log2 H rounds)
-// to ceil((H - 1) / L) in one round. At 2 hosts a rank's stay one, only the host's fall (L to
-// 1), and the added local step cost more than that saved from 512 B at 2x2 here (1.1-1.7x the
-// time; 0.5-0.8x at 8-64 B).
-constexpr int kSpreadMinHosts = 3;
-
 // A small allreduce with several ranks a host, after the local allreduce has left the host's
-// sum in every rank's output: local rank l sends it to the hosts l + 1, l + 1 + L, ... on and
-// receives theirs from as far back (net::Rail::share). That is one message between each pair
-// of hosts, H - 1 a host where every rail sending the sum took L (H - 1); at 3x2 here calls up
-// to 64 B took 0.73-0.80x the time and at 4 KiB 0.70x (docs/PERFORMANCE.md, "Small allreduces
-// spread over a host's ranks"). A local allgather then gives every rank the sums its host's ranks
-// received, which it reduces with its own in host order, as the rail's direct round does: every
-// rank gets the same bits. Each rank's block in it ends with its rail step's result: a host whose
-// call failed is heard by one rank of each other host, whose word fails the call on the rest of its
-// host. The sums go through heap scratch, registered for the network and read in place by the
-// host's ranks above the eager size.
+// sum in every rank's output: the sum goes once between each pair of hosts (hier/spread.h), and
+// every rank reduces the H sums in host order, as the rail's direct round does: every rank gets
+// the same bits. At 3x2 here calls up to 64 B took 0.73-0.80x the time of every rail sending the
+// sum and at 4 KiB 0.70x (docs/PERFORMANCE.md, "Small allreduces spread over a host's ranks").
 Status allreduce_spread(Context& c, const Call& call) {
-  const net::Topology& t = c.topo();
-  const int H = t.hosts, L = t.per_host;
+  const int H = c.topo().hosts;
   const size_t bytes = call.count * dtype_size(call.dtype);
-  const size_t slots = size_t(H - 2) / size_t(L) + 1;  // the most sums a rank hears: ceil((H-1)/L)
-  // The word takes 8 bytes, so that every block, and every sum in it, starts at a multiple of
-  // the element size.
-  const size_t data = slots * bytes, block = data + sizeof(int64_t);
-  SCL_ASSIGN_OR_RETURN(char* mine, c.heap_scratch.get(block * size_t(L + 1)));
-  char* all = mine + block;  // local rank k's block at all + k * block
+  Spread spread;
+  SCL_TRY(spread.reserve(c, bytes, 0));
   SCL_TRY(c.local_step(
       local_call(call, Coll::kAllReduce, call.send, call.recv, call.recv_kind, call.count)));
-  SCL_TRY(c.rail_step(c.rail.share(call.recv, bytes, mine, t.local + 1, L, c.local.deadline())));
-  const int64_t crossed = c.outcome().code();
-  std::memcpy(mine + data, &crossed, sizeof crossed);
-  Call g = local_call(call, Coll::kAllGather, LocalBuffer{mine, MemKind::kHeap}, all,
-                      MemKind::kHeap, block);
-  g.dtype = sclUint8;
-  SCL_TRY(c.local_step(g));
-  if (!c.outcome().ok()) return c.outcome();
-  for (int k = 0; k < L; ++k) {
-    int64_t heard = sclSuccess;
-    std::memcpy(&heard, all + size_t(k) * block + data, sizeof heard);
-    if (heard != sclSuccess) return c.failed_elsewhere("allreduce", k, int32_t(heard));
-  }
-  // Host g's sum came to local rank (far - 1) mod L, far = the hosts from g on to us, as its
-  // ((far - 1) / L)-th slot.
+  SCL_TRY(spread.exchange(c, call, call.recv, 0, 0));
   std::vector<const void*> srcs(size_t(H), call.recv);
   for (int h = 0; h < H; ++h) {
-    const int far = (t.host - h + H) % H;
-    if (far == 0) continue;
-    srcs[size_t(h)] = all + size_t((far - 1) % L) * block + size_t((far - 1) / L) * bytes;
+    if (h != c.topo().host) srcs[size_t(h)] = spread.from(h);
   }
   reduce::reduce_n(call.recv, srcs.data(), H, call.count, call.dtype, summing(call.op), 1);
   finish_average(call, call.recv, call.count, c.world_ranks);

@@ -15,7 +15,10 @@
 //   reduce          local reduce to the root's local index; that rail reduces to the root.
 //   reducescatter   one local reduce-scatter of H runs, one per host's range of the input; the
 //                   rail exchanges the partials. Alone on its host, a rank's rail takes the
-//                   input's blocks as they are (so does its allreduce's).
+//                   input's blocks as they are (so does its allreduce's). Small ones from 3
+//                   hosts, where the rail takes one direct round: one local allreduce, then
+//                   each host's partials go there once and a local allgather brings every rank
+//                   its block of them, as the small allreduce's sums (hier/spread.h).
 //   barrier         local barrier, rail 0 barrier, a local broadcast of rail 0's outcome.
 //   alltoall        small blocks: one local step gathers, for each host, the blocks of the
 //                   host's ranks for our rail peer there; one message per rail and host pair.

@@ -427,8 +427,7 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
 
 Status Rail::reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
                             sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
-  const size_t bytes = count * dtype_size(dt);
-  if (small_in_rounds(bytes) && associates(dt, op)) {
+  if (reduce_scatter_takes_rounds(count, dt, op)) {
     return settle(reduce_scatter_in_rounds(parts, out, count, dt, op, d));
   }
   return settle(reduce_scatter_direct(parts, out, count, dt, op, d));

@@ -144,13 +144,16 @@ class Rail {
   // prod, max or min: averages divide afterwards.
   Status allreduce(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                    const Deadline& d);
-  // Where every rank of a host holds the same `mine` (bytes), each rail carries a share of the
-  // host's messages: `mine` goes to the hosts `first`, first + `step`, ... on (below H), and the
-  // block of the host as far back lands in `from`, one after another (ceil((H - first) / step)
-  // at most; none where first >= H). One direct round. Every rank of the rail passes the same
-  // first and step, so that the batches pair up. The hierarchical allreduce gives local rank l
-  // first l + 1 and step L: one message between each pair of hosts instead of L.
-  Status share(const char* mine, size_t bytes, char* from, int first, int step, const Deadline& d);
+  // Where every rank of a host holds the host's messages for the other hosts (`bytes` each, host
+  // g's at mine + g x `stride`; stride 0: one message for every host), each rail carries a share
+  // of them: host g's goes to g where g is `first`, first + `step`, ... hosts on from ours (below
+  // H), and the message of the host as far back lands in `from`, one after another
+  // (ceil((H - first) / step) at most; none where first >= H). One direct round. Every rank of the
+  // rail passes the same first and step, so that the batches pair up. The hierarchical allreduce
+  // and reduce-scatter give local rank l first l + 1 and step L: one message between each pair
+  // of hosts instead of L (hier/spread.h).
+  Status share(const char* mine, size_t stride, size_t bytes, char* from, int first, int step,
+               const Deadline& d);
   // Block `h` of every host h: blocks[h] (bytes each) is ours to send when h is our host and is
   // filled from host h's rail peer otherwise. One direct round (a message to and from every
   // host); or, from set_doubling_min_hosts() hosts while the H blocks total at most
@@ -206,6 +209,8 @@ class Rail {
   // where the call went through.
   Status reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
                         sclDataType_t dt, sclRedOp_t op, const Deadline& d);
+  // Whether reduce_scatter() of `count` elements a host takes Bruck's rounds (alike on every rank).
+  bool reduce_scatter_takes_rounds(size_t count, sclDataType_t dt, sclRedOp_t op) const;
   // Host `root` ends with the reduction, in host order, of every host's `mine` in `out`. Paced.
   Status reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,
                 int root, const Deadline& d);

@@ -28,6 +28,10 @@ bool Rail::alltoall_in_rounds(size_t bytes) const {
          alltoall_rounds_pay(topo_.hosts, topo_.per_host, bytes);
 }
 
+bool Rail::reduce_scatter_takes_rounds(size_t count, sclDataType_t dt, sclRedOp_t op) const {
+  return small_in_rounds(count * dtype_size(dt)) && associates(dt, op);
+}
+
 bool Rail::alltoall_rounds_pay(int hosts, int per_host, size_t bytes) {
   const int H = hosts;
   // In bytes, where a message costs kAlltoallBytesPerMessageCost: R rounds of one message each
