@@ -25,8 +25,8 @@ Status Spread::exchange(Context& c, const Call& call, const char* mine, size_t s
   const net::Topology& t = c.topo();
   const int H = t.hosts, L = t.per_host;
   const size_t data = slots_ * bytes_;
-  SCL_TRY(c.rail_step(
-      c.rail.share(mine, stride, bytes_, mine_, t.local + 1, L, c.local.deadline())));
+  SCL_TRY(
+      c.rail_step(c.rail.share(mine, stride, bytes_, mine_, t.local + 1, L, c.local.deadline())));
   const int64_t crossed = c.outcome().code();
   std::memcpy(mine_ + data, &crossed, sizeof crossed);
   Call g = local_call(call, Coll::kAllGather, LocalBuffer{mine_, MemKind::kHeap}, all_,

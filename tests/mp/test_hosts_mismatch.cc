@@ -5,7 +5,8 @@
 //     scatter-gather against the ring, an alltoall by rail against direct messages, half the
 //     hosts in another collective (recursive doubling's later rounds meet the other call's
 //     first), and an allreduce against an alltoall or a gather (rail messages against a world
-//     batch). On a child of all ranks, every rank's call must fail within seconds, one at least
+//     batch), and a reduce-scatter spread over a host's ranks against the direct round. On a
+//     child of all ranks, every rank's call must fail within seconds, one at least
 //     with sclInvalidUsage naming the mismatch, and the parent goes on.
 //   - mismatches inside a host: local rank 1 with twice the count of an allreduce (the next call
 //     right everywhere), or one element more (the same shards, a tail); with H times the count of
@@ -56,9 +57,14 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   // rail": the others gather to rank 0, whose allreduce's receive meets their blocks, while they
   // wait for its size words.
   std::vector<int32_t> exchanged(direct * size_t(w.n));
+  // "direct vs spread": host 0's reduce-scatter is small enough to go spread over a host's ranks
+  // at 3 hosts of several ranks (local rank l sends to host l + 1 only), the others' too large
+  // (the rail's direct round, where every rank sends to every host): rails whose batches pair
+  // up only in part. Elsewhere two counts on the same path.
+  const size_t spread = 100, unspread = 4096;
   for (const char* what :
        {"allreduce vs broadcast", "sum vs max", "large vs small", "medium vs large",
-        "by rail vs direct", "halves", "rail vs world", "gather vs rail"}) {
+        "by rail vs direct", "halves", "rail vs world", "gather vs rail", "direct vs spread"}) {
     sclComm_t child = nullptr;
     MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
     const double t0 = now();
@@ -72,6 +78,9 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
       r = sclAlltoAll(buf.data(), exchanged.data(), count, sclInt32, child, nullptr);
     } else if (what[0] == 'g' && !host0) {
       r = sclGather(buf.data(), gathered.data(), count, sclInt32, 0, child, nullptr);
+    } else if (what[0] == 'd') {
+      r = sclReduceScatter(buf.data(), exchanged.data(), host0 ? spread : unspread, sclInt32,
+                           sclSum, child, nullptr);
     } else if (what[0] == 'h' && !low_half) {
       r = sclAllGather(buf.data(), gathered.data(), count, sclInt32, child, nullptr);
     } else {
