@@ -33,8 +33,8 @@ bool spreads(const Context& c, const Call& call) {
 
 // One local allreduce leaves every rank of the host its partials for every host; each host's
 // goes there once (hier/spread.h), and every rank reduces its block of the H partials for its
-// host in host order, as the rail's direct round does after the local reduce-scatter: the same
-// bits. That is one more local step for half the messages a rank sends at 3x2.
+// host in host order, as the rail's direct round does after the local reduce-scatter. That is
+// one more local step for half the messages a rank sends at 3x2.
 Status reduce_scatter_spread(Context& c, const Call& call) {
   const net::Topology& t = c.topo();
   const size_t bytes = call.count * dtype_size(call.dtype);

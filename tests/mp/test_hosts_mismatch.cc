@@ -60,7 +60,7 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   // "direct vs spread": host 0's reduce-scatter is small enough to go spread over a host's ranks
   // at 3 hosts of several ranks (local rank l sends to host l + 1 only), the others' too large
   // (the rail's direct round, where every rank sends to every host): rails whose batches pair
-  // up only in part. Elsewhere two counts on the same path.
+  // up only in part. Elsewhere the two counts take the paths their sizes choose there.
   const size_t spread = 100, unspread = 4096;
   for (const char* what :
        {"allreduce vs broadcast", "sum vs max", "large vs small", "medium vs large",
