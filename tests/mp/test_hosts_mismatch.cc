@@ -18,8 +18,10 @@
 //     the failed host's rails run the call void, and the next call is right everywhere. A reduce to
 //     another root, whose void batch waits for a rail that takes no part, and an allreduce
 //     against the others' allgather, whose rail peer does not go on through a void message:
-//     within seconds, right everywhere or failed everywhere.
+//     within seconds, right everywhere or failed everywhere. Local rank 1's small allreduce against
+//     the others' reduce-scatter, both spread over a host's ranks: the same, named.
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -347,6 +349,56 @@ void local_kind_mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   MP_OK(sclCommDestroy(child));
 }
 
+// On a child of all ranks: `first(child)`, a mismatched call, then `second(child, &right)`, a
+// matched one, which says whether its result was right; the hosts must stay in step through both.
+template <typename First, typename Second>
+void mismatch_then_matched(const Comm& w, Tally& tally, const CallInfo& info, First&& first,
+                           Second&& second) {
+  sclComm_t child = nullptr;
+  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
+  const double t0 = now();
+  const sclResult_t r1 = first(child);
+  const std::string first_msg = sclGetLastError(child);
+  bool right = false;
+  const sclResult_t r2 = second(child, &right);
+  hosts_in_step(w, tally, info, r1, first_msg, r2, r2 == sclSuccess && right, now() - t0);
+  MP_OK(sclCommDestroy(child));
+}
+
+// Within every host, local rank 1 allreduces W times the count of the others' reduce-scatter (W
+// the world's ranks), small enough that both go spread over a host's ranks from 3 hosts
+// (hier/spread.h): both begin with a local allreduce of the same count, told apart only by the
+// root in its signature. The call must fail on every rank, named, within seconds, and the next
+// reduce-scatter be right everywhere or fail everywhere.
+void spread_kind_mismatch_fails_everywhere(const Comm& w, Tally& tally) {
+  const int per = ranks_per_host();
+  if (per < 2) return;
+  const size_t count = 100, n = size_t(w.n);
+  std::vector<int32_t> in(count * n, w.rank + 1), out(count * n, -1);
+  const CallInfo info{"spread kind mismatch",
+                      sclInt32,
+                      int(sclSum),
+                      count,
+                      -1,
+                      "local rank 1 allreduces W times the others' reduce-scatter"};
+  mismatch_then_matched(
+      w, tally, info,
+      [&](sclComm_t child) {
+        return w.rank % per == 1 ? sclAllReduce(in.data(), out.data(), count * n, sclInt32, sclSum,
+                                                child, nullptr)
+                                 : sclReduceScatter(in.data(), out.data(), count, sclInt32, sclSum,
+                                                    child, nullptr);
+      },
+      [&](sclComm_t child, bool* right) {
+        std::fill(out.begin(), out.end(), -1);
+        const sclResult_t r =
+            sclReduceScatter(in.data(), out.data(), count, sclInt32, sclSum, child, nullptr);
+        *right = std::all_of(out.begin(), out.begin() + ptrdiff_t(count),
+                             [&](int32_t v) { return v == int32_t(n * (n + 1) / 2); });
+        return r;
+      });
+}
+
 // Within every host, local rank 1 allreduces one element more than the others, at a size the
 // hierarchy splits into shards (hier/allreduce.cc): the shards are the same, and only the tail
 // differs. The call must fail on every rank, named, within seconds (not leave rank 1 alone in a
@@ -356,28 +408,27 @@ void allreduce_tail_mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   if (per < 2) return;
   const size_t count = 100000, n = size_t(w.n);
   std::vector<int32_t> buf(count + 1);
-  sclComm_t child = nullptr;
-  MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
-  const double t0 = now();
-  std::fill(buf.begin(), buf.end(), 1);
-  const sclResult_t first =
-      sclAllReduce(buf.data(), buf.data(), w.rank % per == 1 ? count + 1 : count, sclInt32, sclSum,
-                   child, nullptr);
-  const std::string first_msg = sclGetLastError(child);
-  std::fill(buf.begin(), buf.end(), w.rank + 1);
-  const sclResult_t second =
-      sclAllReduce(buf.data(), buf.data(), count, sclInt32, sclSum, child, nullptr);
-  const double took = now() - t0;
-  bool right = second == sclSuccess;
-  for (size_t i = 0; i < count && right; ++i) right = buf[i] == int32_t(n * (n + 1) / 2);
   const CallInfo info{"allreduce tail mismatch",
                       sclInt32,
                       int(sclSum),
                       count,
                       -1,
                       "local rank 1 allreduces one element more"};
-  hosts_in_step(w, tally, info, first, first_msg, second, right, took);
-  MP_OK(sclCommDestroy(child));
+  mismatch_then_matched(
+      w, tally, info,
+      [&](sclComm_t child) {
+        std::fill(buf.begin(), buf.end(), 1);
+        return sclAllReduce(buf.data(), buf.data(), w.rank % per == 1 ? count + 1 : count, sclInt32,
+                            sclSum, child, nullptr);
+      },
+      [&](sclComm_t child, bool* right) {
+        std::fill(buf.begin(), buf.end(), w.rank + 1);
+        const sclResult_t r =
+            sclAllReduce(buf.data(), buf.data(), count, sclInt32, sclSum, child, nullptr);
+        *right = std::all_of(buf.begin(), buf.begin() + ptrdiff_t(count),
+                             [&](int32_t v) { return v == int32_t(n * (n + 1) / 2); });
+        return r;
+      });
 }
 
 // Within every host, local rank 1 calls what its rail peers call, but not what its host calls:
@@ -434,6 +485,7 @@ void mismatches_across_hosts(const Comm& w, Tally& tally) {
   }
   barrier_mismatch_keeps_hosts_in_step(w, tally);
   local_kind_mismatch_fails_everywhere(w, tally);
+  spread_kind_mismatch_fails_everywhere(w, tally);
   reduce_to_another_root_ends_within_seconds(w, tally);
   exchange_mismatches_keep_hosts_in_step(w, tally);
   for (size_t block_bytes : {size_t(128) << 10, size_t(256) << 10}) {
