@@ -30,7 +30,7 @@ const Case kCases[] = {
     {"mixed", mp::run_mixed, "allreduce with some ranks in place and others not"},
     {"order", mp::run_order, "issue order across streams; groups across communicators"},
     {"step_wrap", mp::run_step_wrap, "eager steps where step numbers wrap around"},
-    {"hosts", mp::run_hosts, "collectives across hosts (stratarun --netns)"},
+    {"hosts", mp::run_hosts, "collectives across hosts (stratarun --netns) [--small]"},
     {"moe", mp::run_moe, "MoE dispatch and combine against the alltoallv reference"},
     {"nccl_api", mp::run_nccl_api,
      "PreMulSum, sclBcast, windows, sclRecvAny, non-blocking mode, finalize, sclCommInitAll"},
