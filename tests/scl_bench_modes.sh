@@ -50,5 +50,12 @@ fi
 "$sr" -n 1 "$bench" allreduce --mode fast >"$dir/bad.out" 2>&1
 [ $? = 2 ] && grep -q "unknown mode 'fast'" "$dir/bad.out" || fail "--mode fast accepted"
 
+# scl-bench split: children of 3 ranks made, used and checked, destroyed; a bad option refused.
+"$sr" -n 3 "$bench" split --repeats 3 >"$dir/split.out" 2>&1 &&
+  grep -Eq "^split ranks=3 repeats=3: sclCommSplit [0-9.]+ ms median .*every child's sum checked: ok" \
+    "$dir/split.out" || fail "split: $(tail -2 "$dir/split.out")"
+"$sr" -n 1 "$bench" split --repeats 0 >"$dir/bad.out" 2>&1
+[ $? = 2 ] && grep -q "usage: .*scl-bench split" "$dir/bad.out" || fail "split --repeats 0 accepted"
+
 [ "$failures" = 0 ] && echo "scl_bench_modes.sh: OK"
 exit $((failures > 0))

@@ -20,7 +20,7 @@ struct Case {
 const Case kCases[] = {
     {"collectives", mp::run_collectives,
      "every collective x dtype x op x count x buffer placement [--thin]"},
-    {"large", mp::run_large, "1Mi+3 and 16Mi element collectives"},
+    {"large", mp::run_large, "1Mi+3 and 16Mi element collectives [--small: 1Mi+3 only]"},
     {"determinism", mp::run_determinism, "bit-identical allreduce results across ranks and runs",
      mp::determinism_before_init},
     {"comms", mp::run_comms, "split communicators used alternately with the world [--churn-only]"},

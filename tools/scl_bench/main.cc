@@ -4,6 +4,7 @@
 // measures that program's collective and takes an nccl-tests command line unchanged.
 // MoE dispatch/combine: stratarun -n 4 scl-bench moe [options] (moe_bench.h).
 // Compute/communication overlap: stratarun -n 2 scl-bench overlap [options] (overlap_bench.h).
+// Communicator creation: stratarun -n 4 scl-bench split [--repeats N] (split_bench.h).
 #include <unistd.h>
 
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include "overlap_bench.h"
 #include "report.h"
 #include "run_info.h"
+#include "split_bench.h"
 #include "stratacl/stratacl.h"
 
 namespace stratacl::bench {
@@ -220,5 +222,7 @@ int main(int argc, char** argv) {
     return stratacl::bench::run_moe_main(argc - 1, argv + 1);
   if (own_name && argc > 1 && std::string(argv[1]) == "overlap")
     return stratacl::bench::run_overlap_main(argc - 1, argv + 1);
+  if (own_name && argc > 1 && std::string(argv[1]) == "split")
+    return stratacl::bench::run_split_main(argc - 1, argv + 1);
   return stratacl::bench::run_main(argc, argv);
 }

@@ -1,0 +1,100 @@
+#include "split_bench.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "errors.h"
+
+namespace stratacl::bench {
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: stratarun -n R scl-bench split [--repeats N]\n"
+               "  --repeats N   splits timed, one after another (default 20)\n");
+  return 2;
+}
+
+uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+// The most any rank holds of `mine`, over `comm`.
+double most(double mine, sclComm_t comm) {
+  double all = 0;
+  require(sclAllReduce(&mine, &all, 1, sclFloat64, sclMax, comm, nullptr), "sclAllReduce");
+  return all;
+}
+
+}  // namespace
+
+int run_split_main(int argc, char** argv) {
+  int repeats = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--repeats" && i + 1 < argc) {
+      repeats = std::atoi(argv[++i]);
+    } else {
+      return usage();
+    }
+  }
+  if (repeats < 1) return usage();
+  sclComm_t world = nullptr;
+  try {
+    require(sclCommInitFromEnv(&world), "sclCommInitFromEnv");
+    int rank = 0, n = 0;
+    require(sclCommUserRank(world, &rank), "sclCommUserRank");
+    require(sclCommCount(world, &n), "sclCommCount");
+    std::vector<double> took_ms, grown_mib;
+    size_t wrong = 0;
+    for (int r = 0; r < repeats; ++r) {
+      require(sclBarrier(world, nullptr), "sclBarrier");
+      const uint64_t before = resident_bytes();
+      const auto t0 = std::chrono::steady_clock::now();
+      sclComm_t child = nullptr;
+      require(sclCommSplit(world, 0, rank, &child, nullptr), "sclCommSplit");
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      int32_t one = 1, sum = 0;  // the child works: every rank's 1, summed
+      require(sclAllReduce(&one, &sum, 1, sclInt32, sclSum, child, nullptr), "sclAllReduce");
+      if (sum != n) ++wrong;
+      const uint64_t after = resident_bytes();
+      require(sclCommDestroy(child), "sclCommDestroy");
+      took_ms.push_back(most(ms, world));
+      grown_mib.push_back(most(after > before ? double(after - before) / (1 << 20) : 0, world));
+    }
+    const double wrong_anywhere = most(double(wrong), world);
+    if (rank == 0) {
+      std::vector<double> t = took_ms;
+      std::sort(t.begin(), t.end());
+      std::sort(grown_mib.begin(), grown_mib.end());
+      std::printf(
+          "split ranks=%d repeats=%d: sclCommSplit %.1f ms median (fastest %.1f, slowest %.1f; "
+          "the slowest rank's), the first %.1f ms; resident memory a child adds %.1f MiB median "
+          "(the most of any rank); %s\n",
+          n, repeats, t[t.size() / 2], t.front(), t.back(), took_ms.front(),
+          grown_mib[grown_mib.size() / 2], wrong_anywhere ? "WRONG" : "every child's sum checked: ok");
+    }
+    require(sclCommDestroy(world), "sclCommDestroy");
+    return wrong_anywhere ? 1 : 0;
+  } catch (const LibraryError& error) {
+    const char* detail = error.detail().empty() ? sclGetLastError(world) : error.detail().c_str();
+    std::fprintf(stderr, "scl-bench split: %s failed: %s: %s\n", error.call().c_str(),
+                 sclGetErrorString(error.result()), detail);
+    if (world != nullptr) sclCommAbort(world);
+    return 3;
+  }
+}
+
+}  // namespace stratacl::bench
