@@ -11,6 +11,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 
 
+_store_file = None  # the file store init() named, if any: removed by remove_store()
+
+
 def init(init_method, name):
     """The default group on StrataCL and a gloo group over the same ranks: (rank, size, gloo).
     init_method None: env:// under torchrun, else a file store named after stratarun's job in
@@ -27,8 +30,26 @@ def init(init_method, name):
     if method is None and "MASTER_ADDR" in os.environ:
         method = "env://"
     if method is None:
+        global _store_file
         job = os.environ.get("STRATACL_ROOT_ADDR", "") + os.environ.get("STRATACL_JOB_SECRET", "")
         digest = hashlib.sha256(job.encode()).hexdigest()[:16]
-        method = f"file://{tempfile.gettempdir()}/stratacl-{name}-{digest}"
+        _store_file = f"{tempfile.gettempdir()}/stratacl-{name}-{digest}"
+        method = f"file://{_store_file}"
     dist.init_process_group("stratacl", init_method=method, rank=rank, world_size=size)
     return rank, size, dist.new_group(backend="gloo")
+
+
+def remove_store():
+    """Removes the file store init() named, once every rank is past its last use: for a job
+    that exits without destroying its process group, which would have removed it (the file
+    would otherwise stay in the temporary directory, one per job)."""
+    if _store_file is None:
+        return
+    import torch.distributed as dist
+
+    dist.barrier()
+    if dist.get_rank() == 0:
+        try:
+            os.unlink(_store_file)
+        except FileNotFoundError:
+            pass

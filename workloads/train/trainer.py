@@ -223,6 +223,7 @@ def emit(rank, fields, metrics):
 
 
 def leave(code):
+    launch.remove_store()
     sys.stdout.flush()
     sys.stderr.flush()
     # Without destructors: torch 1.13's ProcessGroupGloo, destroyed with DDP's Reducer while the
