@@ -5,13 +5,11 @@
 // MoE dispatch/combine: stratarun -n 4 scl-bench moe [options] (moe_bench.h).
 // Compute/communication overlap: stratarun -n 2 scl-bench overlap [options] (overlap_bench.h).
 // Communicator creation: stratarun -n 4 scl-bench split [--repeats N] (split_bench.h).
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <limits>
 #include <new>
 #include <string>
@@ -53,14 +51,6 @@ std::string_view average_name(Average average) {
     default:
       return "max";
   }
-}
-
-// This process's resident set, in bytes (0 where /proc cannot tell).
-uint64_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t size = 0, resident = 0;
-  if (!(statm >> size >> resident)) return 0;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
 // What the outputs say about the run; the memcpy bandwidth comes after the rows (run_all).

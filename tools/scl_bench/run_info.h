@@ -5,6 +5,7 @@
 #define STRATACL_TOOLS_SCL_BENCH_RUN_INFO_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace stratacl::bench {
@@ -35,6 +36,9 @@ std::string host_name();
 
 // The name of the reduction ISA the library dispatches to.
 std::string reduction_isa();
+
+// This process's resident set, in bytes (0 where /proc cannot tell).
+uint64_t resident_bytes();
 
 // Copies `bytes` between two pre-faulted buffers `tries` times on the calling thread and
 // returns the best rate in GB/s (1e9 bytes copied per second); NaN, measuring nothing, in a

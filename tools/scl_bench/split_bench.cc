@@ -1,17 +1,15 @@
 #include "split_bench.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "errors.h"
+#include "run_info.h"
 
 namespace stratacl::bench {
 namespace {
@@ -21,13 +19,6 @@ int usage() {
                "usage: stratarun -n R scl-bench split [--repeats N]\n"
                "  --repeats N   splits timed, one after another (default 20)\n");
   return 2;
-}
-
-uint64_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t size = 0, resident = 0;
-  if (!(statm >> size >> resident)) return 0;
-  return resident * uint64_t(sysconf(_SC_PAGESIZE));
 }
 
 // The most any rank holds of `mine`, over `comm`.
@@ -84,7 +75,8 @@ int run_split_main(int argc, char** argv) {
           "the slowest rank's), the first %.1f ms; resident memory a child adds %.1f MiB median "
           "(the most of any rank); %s\n",
           n, repeats, t[t.size() / 2], t.front(), t.back(), took_ms.front(),
-          grown_mib[grown_mib.size() / 2], wrong_anywhere ? "WRONG" : "every child's sum checked: ok");
+          grown_mib[grown_mib.size() / 2],
+          wrong_anywhere ? "WRONG" : "every child's sum checked: ok");
     }
     require(sclCommDestroy(world), "sclCommDestroy");
     return wrong_anywhere ? 1 : 0;
