@@ -19,6 +19,7 @@ def init(init_method, name):
     init_method None: env:// under torchrun, else a file store named after stratarun's job in
     this host's temporary directory (hosts that share no file system need tcp://, or
     torchrun)."""
+    global _store_file
     import torch
     import torch.distributed as dist
 
@@ -30,7 +31,6 @@ def init(init_method, name):
     if method is None and "MASTER_ADDR" in os.environ:
         method = "env://"
     if method is None:
-        global _store_file
         job = os.environ.get("STRATACL_ROOT_ADDR", "") + os.environ.get("STRATACL_JOB_SECRET", "")
         digest = hashlib.sha256(job.encode()).hexdigest()[:16]
         _store_file = f"{tempfile.gettempdir()}/stratacl-{name}-{digest}"

@@ -7,9 +7,9 @@
 //   - bfloat16, int8 and float64 allreduce sum, L = 1Mi+3;
 // each with heap and malloc buffers (offset by one element), out of place and in place (not
 // alltoall, which has no in-place form), and with registered buffers (CMA) out of place.
-// With --small, only L = 1Mi+3 (the sanitizer builds' run with workers and engines, with a small
-// staging area so that malloc buffers still go in rounds: the threads run the same code at 16Mi,
-// only longer).
+// With --small, only L = 1Mi+3: the sanitizer builds' run with workers and engines, where the
+// staging area and the non-temporal copies' threshold are lowered to 1 MiB (tests/mp/CMakeLists.txt)
+// so that these calls take the paths 16Mi takes with the defaults.
 #include <cstdio>
 #include <string>
 

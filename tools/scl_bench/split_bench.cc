@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,17 @@ int usage() {
 // The most any rank holds of `mine`, over `comm`.
 double most(double mine, sclComm_t comm) {
   double all = 0;
-  require(sclAllReduce(&mine, &all, 1, sclFloat64, sclMax, comm, nullptr), "sclAllReduce");
+  require(sclAllReduce(&mine, &all, 1, sclFloat64, sclMax, comm, nullptr),
+          "sclAllReduce on the world");
   return all;
+}
+
+// A failure on the child names the child's error, and aborts it so that its peers fail too.
+void require_on_child(sclResult_t result, const char* call, sclComm_t child) {
+  if (result == sclSuccess) return;
+  const std::string detail = sclGetLastError(child);
+  sclCommAbort(child);
+  throw LibraryError(result, call, detail);
 }
 
 }  // namespace
@@ -35,12 +45,14 @@ int run_split_main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--repeats" && i + 1 < argc) {
-      repeats = std::atoi(argv[++i]);
+      char* end = nullptr;
+      const long r = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || r < 1 || r > 100000) return usage();
+      repeats = int(r);
     } else {
       return usage();
     }
   }
-  if (repeats < 1) return usage();
   sclComm_t world = nullptr;
   try {
     require(sclCommInitFromEnv(&world), "sclCommInitFromEnv");
@@ -58,10 +70,11 @@ int run_split_main(int argc, char** argv) {
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       int32_t one = 1, sum = 0;  // the child works: every rank's 1, summed
-      require(sclAllReduce(&one, &sum, 1, sclInt32, sclSum, child, nullptr), "sclAllReduce");
+      require_on_child(sclAllReduce(&one, &sum, 1, sclInt32, sclSum, child, nullptr),
+                       "sclAllReduce on the child", child);
       if (sum != n) ++wrong;
       const uint64_t after = resident_bytes();
-      require(sclCommDestroy(child), "sclCommDestroy");
+      require_on_child(sclCommDestroy(child), "sclCommDestroy of the child", child);
       took_ms.push_back(most(ms, world));
       grown_mib.push_back(most(after > before ? double(after - before) / (1 << 20) : 0, world));
     }
@@ -84,6 +97,10 @@ int run_split_main(int argc, char** argv) {
     const char* detail = error.detail().empty() ? sclGetLastError(world) : error.detail().c_str();
     std::fprintf(stderr, "scl-bench split: %s failed: %s: %s\n", error.call().c_str(),
                  sclGetErrorString(error.result()), detail);
+    if (world != nullptr) sclCommAbort(world);
+    return 3;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "scl-bench split: %s\n", error.what());
     if (world != nullptr) sclCommAbort(world);
     return 3;
   }
