@@ -8,8 +8,8 @@
 // each with heap and malloc buffers (offset by one element), out of place and in place (not
 // alltoall, which has no in-place form), and with registered buffers (CMA) out of place.
 // With --small, only L = 1Mi+3: the sanitizer builds' run with workers and engines, where the
-// staging area and the non-temporal copies' threshold are lowered to 1 MiB (tests/mp/CMakeLists.txt)
-// so that these calls take the paths 16Mi takes with the defaults.
+// staging area and the non-temporal copies' threshold are lowered to 1 MiB
+// (tests/mp/CMakeLists.txt) so that these calls take the paths 16Mi takes with the defaults.
 #include <cstdio>
 #include <string>
 
