@@ -132,12 +132,25 @@ Status Endpoint::connect(const std::vector<std::vector<uint8_t>>& names, int sel
   return Status::Ok();
 }
 
+Result<int> Endpoint::add_peer(const std::vector<uint8_t>& name) {
+  const auto known = std::find(names_.begin(), names_.end(), name);
+  if (known != names_.end()) return int(known - names_.begin());
+  fi_addr_t addr = FI_ADDR_UNSPEC;
+  if (name.empty() || fi_av_insert(av_, name.data(), 1, &addr, 0, nullptr) != 1) {
+    return Errorf(sclRemoteError, "network: a peer's address is not valid for %s",
+                  info_->fabric_attr->prov_name);
+  }
+  names_.push_back(name);
+  peers_.push_back(addr);
+  return int(peers_.size() - 1);
+}
+
 ssize_t Endpoint::post(Transfer& t) {
   if (t.one_sided) return post_one_sided(t);
   static char empty;
   const size_t bytes = t.send && (t.tag & kFailedTag) ? 0 : t.bytes;  // a failed call's: empty
   void* buf = bytes ? t.buf : &empty;
-  const uint64_t tag = wire_tag(t.tag, t.send ? self_ : t.peer);
+  const uint64_t tag = wire_tag(t.tag, t.rank >= 0 ? t.rank : t.send ? self_ : t.peer);
   const fi_addr_t peer = peers_[size_t(t.peer)];
   if (t.header) return post_with_header(t, bytes, tag, peer);
   if (t.send && bytes <= info_->tx_attr->inject_size) {
@@ -168,9 +181,14 @@ ssize_t Endpoint::post_with_header(Transfer& t, size_t bytes, uint64_t tag, fi_a
                 : fi_trecvv(ep_, iov, desc, parts, peer, tag, t.ignore << kPeerBits, &t.ctx);
 }
 
-bool Endpoint::signal(int peer, uint64_t tag) {
+bool Endpoint::signal(int peer, uint64_t tag, int rank) {
   static char empty;
-  return !closed() && fi_tinject(ep_, &empty, 0, peers_[size_t(peer)], wire_tag(tag, self_)) == 0;
+  return !closed() && fi_tinject(ep_, &empty, 0, peers_[size_t(peer)],
+                                 wire_tag(tag, rank >= 0 ? rank : self_)) == 0;
+}
+
+void Endpoint::cancel(Transfer& t) {
+  if (!closed()) fi_cancel(&ep_->fid, &t.ctx);
 }
 
 Status Endpoint::listen(Transfer& t) {

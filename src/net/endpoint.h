@@ -41,7 +41,11 @@ struct ClearToSend {
 struct Transfer {
   fi_context2 ctx{};  // the fabric's, first so a completion's context finds its transfer
   bool send = false;
-  int peer = 0;         // index in connect()'s list
+  int peer = 0;  // index in connect()'s list (or add_peer()'s)
+  // The sender's number on the wire where it is not the endpoint's own numbering (a heartbeat
+  // hub's, net/heartbeat_hub.h, serves many communicators): a send's own rank, a receive's
+  // peer's rank. -1: connect()'s indices.
+  int rank = -1;
   void* buf = nullptr;  // sends read it, receives fill it
   size_t bytes = 0;
   uint64_t tag = 0;      // the batch's tag (< 2^45: see kFailedTag); the sender's index goes below
@@ -139,6 +143,8 @@ class Endpoint {
   std::vector<uint8_t> name() const;
   // Peer addresses, one per peer index (our own included).
   Status connect(const std::vector<std::vector<uint8_t>>& names, int self);
+  // Or peers added one at a time, each address once: its index, the same for the same address.
+  Result<int> add_peer(const std::vector<uint8_t>& name);
   // What run() says when a receive matched a message whose ignored tag bits differ from its own
   // (a peer in another call): the text after "<peer> ", from the peer's tag and ours.
   using MismatchText = std::function<std::string(uint64_t theirs, uint64_t ours)>;
@@ -157,11 +163,13 @@ class Endpoint {
 
   // Asynchronous zero-byte messages whose tag is the whole payload, for the heartbeat
   // (net/heartbeat.h), on an endpoint of its own: signal() sends one and forgets it (false when
-  // the queue is full); listen() posts a receive from t.peer that poll() completes; poll() reaps
-  // completions and, when none came, sleeps up to `ms` on the queue or until `wake_fd` is
-  // readable.
-  bool signal(int peer, uint64_t tag);
+  // the queue is full; `rank` as Transfer::rank); listen() posts a receive from t.peer that
+  // poll() completes; poll() reaps completions and, when none came, sleeps up to `ms` on the
+  // queue or until `wake_fd` is readable. cancel() withdraws a posted receive: poll() then
+  // completes it, failed.
+  bool signal(int peer, uint64_t tag, int rank = -1);
   Status listen(Transfer& t);
+  void cancel(Transfer& t);
   // Posts a send or a receive of t.bytes at t.buf (a receive may meet a shorter message: poll()
   // then sets t.bytes to what arrived) for poll() to complete. A small send is done on return.
   Status post_async(Transfer& t);
@@ -232,6 +240,7 @@ class Endpoint {
   MismatchText mismatch_;
   uint64_t excused_ = 0;  // excuse_in_failed_calls()
   std::vector<fi_addr_t> peers_;
+  std::vector<std::vector<uint8_t>> names_;  // add_peer()'s, by index
   int self_ = 0;
   int64_t spin_ns_ = 0;
   bool yield_ = false;

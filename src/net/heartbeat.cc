@@ -1,8 +1,5 @@
 #include "net/heartbeat.h"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 
@@ -22,7 +19,7 @@ constexpr uint64_t kNonceMask = (uint64_t(1) << 24) - 1;
 constexpr uint64_t kRecordTag = uint64_t(1) << (kWordBits + 24);
 static_assert((kRecordTag | (kRecordTag - 1)) < kFailedTag);  // the endpoint's bits above
 constexpr int kBeatsPerLoss = 8;
-constexpr int64_t kGoodbyeNs = 20 * 1000 * 1000;  // lets the goodbye leave before the close
+constexpr int64_t kGoodbyeNs = 20 * 1000 * 1000;  // at most, for our last record and the goodbye
 constexpr int64_t kFirstBeatsNs = 10 * 1000 * 1000;
 constexpr int64_t kLeftGraceNs = 200 * 1000 * 1000;
 
@@ -35,36 +32,33 @@ int culprit_of(uint64_t word) { return int((word & kWordMask) >> (kUsageBit + 1)
 
 }  // namespace
 
-Result<std::unique_ptr<Heartbeat>> Heartbeat::open() {
-  SCL_ASSIGN_OR_RETURN(std::unique_ptr<Endpoint> ep, Endpoint::open(0, false));
-  std::unique_ptr<Heartbeat> h(new Heartbeat(std::move(ep)));
-  h->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (h->wake_fd_ < 0) return SystemErrorf("heartbeat: eventfd");
-  return h;
+Result<std::unique_ptr<Heartbeat>> Heartbeat::open(std::shared_ptr<HeartbeatHub> hub) {
+  if (!hub) {
+    SCL_ASSIGN_OR_RETURN(hub, HeartbeatHub::shared());
+  }
+  return std::unique_ptr<Heartbeat>(new Heartbeat(std::move(hub)));
 }
 
 uint64_t Heartbeat::tag_of(uint64_t word) const { return nonce_ << kWordBits | word; }
 
-Heartbeat::~Heartbeat() {
-  leave();
-  if (wake_fd_ >= 0) ::close(wake_fd_);
-}
+Heartbeat::~Heartbeat() { leave(); }
 
 Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self, uint64_t nonce,
                         std::vector<int> watched, int64_t lost_after_ms, PeerName who,
                         const Deadline& deadline, size_t record_bytes) {
-  SCL_TRY(ep_->connect(names, self));
   record_bytes_ = record_bytes;
   records_.assign(names.size(), std::nullopt);
   record_versions_.assign(names.size(), 0);
   silent_ = std::make_unique<std::atomic<bool>[]>(names.size());
   nonce_ = nonce & kNonceMask;
+  self_ = self;
   watched_ = std::move(watched);
   lost_after_ns_ = lost_after_ms * 1000000;
   who_ = std::move(who);
   left_at_ = std::make_unique<std::atomic<int64_t>[]>(names.size());
   heard_all_ = watched_.empty();
-  thread_ = std::jthread([this] { loop(); });
+  SCL_TRY(hub_->join(this, names));
+  joined_ = true;
   std::unique_lock<std::mutex> lock(mu_);
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::milliseconds(std::max<int64_t>(deadline.remaining_ms(), 0));
@@ -122,40 +116,54 @@ bool Heartbeat::gone(int peer) const {
          now_ns() - std::max(left_at, listening_since) > kLeftGraceNs;
 }
 
-// Per watched rank: the record being sent to it and the receive of its next one.
-struct Heartbeat::RecordLines {
-  explicit RecordLines(size_t watched)
-      : out(watched),
-        in(watched),
-        out_bufs(watched),
-        in_bufs(watched),
-        sent(watched, 0),
-        sending(watched, false),
-        listening(watched, false) {}
-  std::vector<Transfer> out, in;
-  std::vector<std::vector<uint64_t>> out_bufs, in_bufs;
-  std::vector<uint32_t> sent;  // the number of the record last sent
-  std::vector<bool> sending, listening;
-};
+void Heartbeat::Receive::post(Endpoint& ep) {
+  t = Transfer{};
+  t.peer = peer, t.rank = rank, t.tag = tag, t.ignore = kWordMask;
+  if (bytes == 0) {
+    posted = ep.listen(t).ok();
+    return;
+  }
+  buf.assign((bytes + 7) / 8, 0);
+  t.buf = buf.data(), t.bytes = bytes;
+  posted = ep.post_async(t).ok();
+}
 
-void Heartbeat::post_records(RecordLines& lines) {
+void Heartbeat::Lines::relisten(Endpoint& ep) {
+  for (std::vector<Receive>* receives : {&ears, &ins}) {
+    for (Receive& r : *receives) {
+      if (r.posted && r.t.done) r.post(ep);
+    }
+  }
+}
+
+void Heartbeat::Lines::cancel(Endpoint& ep) {
+  for (std::vector<Receive>* receives : {&ears, &ins}) {
+    for (Receive& r : *receives) {
+      if (r.posted && !r.t.done) ep.cancel(r.t);
+    }
+  }
+}
+
+bool Heartbeat::Lines::settled() const {
+  const auto outstanding = [](const Receive& r) { return r.posted && !r.t.done; };
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (sending[i] && !out[i].done) return false;
+  }
+  return std::none_of(ears.begin(), ears.end(), outstanding) &&
+         std::none_of(ins.begin(), ins.end(), outstanding);
+}
+
+void Heartbeat::post_records(Endpoint& ep) {
   // Nothing is posted until this rank has a record (it shrinks): a peer's records that come
   // earlier wait in the provider until then, and no communicator pays for receives it never uses.
   const uint32_t version = my_version_.load(std::memory_order_acquire);
   if (record_bytes_ == 0 || version == 0) return;
   if (records_posted_at_.load(std::memory_order_relaxed) == 0)
     records_posted_at_.store(now_ns(), std::memory_order_release);
+  Lines& lines = *lines_;
   for (size_t i = 0; i < watched_.size(); ++i) {
     const int p = watched_[i];
-    if (!lines.listening[i]) {
-      lines.in_bufs[i].assign((record_bytes_ + 7) / 8, 0);
-      Transfer& t = lines.in[i];
-      t = Transfer{};
-      t.peer = p, t.buf = lines.in_bufs[i].data(), t.bytes = record_bytes_;
-      t.tag = kRecordTag | nonce_ << kWordBits;
-      t.ignore = kWordMask;
-      lines.listening[i] = ep_->post_async(t).ok();
-    }
+    if (!lines.ins[i].posted) lines.ins[i].post(ep);
     if (lines.sending[i] || lines.sent[i] == version ||
         left_at_[size_t(p)].load(std::memory_order_acquire) != 0) {
       continue;
@@ -166,48 +174,42 @@ void Heartbeat::post_records(RecordLines& lines) {
     }
     Transfer& t = lines.out[i];
     t = Transfer{};
-    t.send = true, t.peer = p;
+    t.send = true, t.peer = routes_[i], t.rank = self_;
     t.buf = lines.out_bufs[i].data(), t.bytes = lines.out_bufs[i].size() * sizeof(uint64_t);
     t.tag = kRecordTag | nonce_ << kWordBits | version;
-    if (ep_->post_async(t).ok()) {
+    if (ep.post_async(t).ok()) {
       lines.sent[i] = version;
       lines.sending[i] = !t.done;
     }
   }
 }
 
-void Heartbeat::reap_records(RecordLines& lines) {
+void Heartbeat::reap_records() {
+  Lines& lines = *lines_;
   for (size_t i = 0; i < watched_.size(); ++i) {
     if (lines.sending[i] && lines.out[i].done) {
       lines.sending[i] = false;
       if (lines.out[i].failed) lines.sent[i] = 0;  // send it again
     }
-    Transfer& t = lines.in[i];
-    if (!lines.listening[i] || !t.done) continue;
-    lines.listening[i] = false;  // listen again at the next post_records()
-    if (t.failed || t.bytes % sizeof(uint64_t) != 0) continue;
-    const uint32_t version = uint32_t(t.tag & kWordMask);
+    Receive& r = lines.ins[i];
+    if (!r.posted || !r.t.done) continue;
+    r.posted = false;  // listen again at the next post_records()
+    if (r.t.failed || r.t.bytes % sizeof(uint64_t) != 0) continue;
+    const uint32_t version = uint32_t(r.t.tag & kWordMask);
     std::lock_guard<std::mutex> lock(records_mu_);
     const size_t p = size_t(watched_[i]);
     // Numbers wrap at 2^19: "newer" is within half of that ahead.
     const uint32_t ahead = (version - record_versions_[p]) & kWordMask;
     if (records_[p] && (ahead == 0 || ahead > (kWordMask >> 1))) continue;
-    records_[p].emplace(lines.in_bufs[i].begin(),
-                        lines.in_bufs[i].begin() + long(t.bytes / sizeof(uint64_t)));
+    records_[p].emplace(r.buf.begin(), r.buf.begin() + long(r.t.bytes / sizeof(uint64_t)));
     record_versions_[p] = version;
   }
 }
 
 void Heartbeat::leave() {
-  if (!thread_.joinable()) return;
-  stopping_.store(true, std::memory_order_release);
-  wake();
-  thread_.join();
-}
-
-void Heartbeat::wake() const {
-  const uint64_t one = 1;
-  (void)!write(wake_fd_, &one, sizeof one);
+  if (!joined_) return;
+  joined_ = false;
+  hub_->part(this);
 }
 
 void Heartbeat::lose(Status why, int culprit, bool silence) {
@@ -248,112 +250,120 @@ void Heartbeat::heard(int peer, uint64_t word, int64_t now) {
        blamed >= 0 ? blamed : peer, false);
 }
 
-void Heartbeat::beat(uint64_t word) {
-  for (int p : watched_) {
-    if (left_at_[size_t(p)].load(std::memory_order_acquire) == 0) ep_->signal(p, tag_of(word));
+void Heartbeat::beat(Endpoint& ep, uint64_t word) {
+  for (size_t i = 0; i < watched_.size(); ++i) {
+    if (left_at_[size_t(watched_[i])].load(std::memory_order_acquire) == 0) {
+      ep.signal(routes_[i], tag_of(word), self_);
+    }
   }
 }
 
-void Heartbeat::loop() {
+void Heartbeat::set_routes(std::vector<int> routes) {
+  routes_ = std::move(routes);
+  lines_ = std::make_unique<Lines>(watched_.size());
+  for (size_t i = 0; i < watched_.size(); ++i) {
+    for (Receive* r : {&lines_->ears[i], &lines_->ins[i]}) {
+      r->peer = routes_[i], r->rank = watched_[i];
+    }
+    lines_->ears[i].tag = tag_of(0);
+    lines_->ins[i].tag = kRecordTag | nonce_ << kWordBits;
+    lines_->ins[i].bytes = record_bytes_;
+  }
+  last_.assign(watched_.size(), now_ns());
+  heard_once_.assign(watched_.size(), false);
+  unheard_ = watched_.size();
+}
+
+int64_t Heartbeat::prepare(Endpoint& ep, int64_t now) {
   const int64_t period = std::max<int64_t>(lost_after_ns_ / kBeatsPerLoss, 1000000);
-  std::vector<Transfer> ears(watched_.size());
-  std::vector<bool> listening(watched_.size(), false);
-  std::vector<int64_t> last(watched_.size(), now_ns());
-  std::vector<bool> heard_once(watched_.size(), false);
-  size_t unheard = watched_.size();
-  int64_t next_beat = 0;
-  uint64_t said = ~uint64_t(0);
-  bool silent = false;  // a watched rank was lost to silence
-  RecordLines records(watched_.size());
-  while (!stopping_.load(std::memory_order_acquire)) {
-    post_records(records);
-    for (size_t i = 0; i < ears.size(); ++i) {
-      if (listening[i]) continue;
-      ears[i] = Transfer{};
-      ears[i].peer = watched_[i];
-      ears[i].tag = tag_of(0);
-      ears[i].ignore = kWordMask;
-      listening[i] = ep_->listen(ears[i]).ok();
-    }
-    const int64_t before = now_ns();
-    const uint64_t word = word_.load(std::memory_order_acquire);
-    if (before >= next_beat || word != said) {
-      beat(word);
-      said = word;
-      // Until every peer was heard, often: a first beat may wait for its connection.
-      next_beat = before + (unheard ? std::min(period, kFirstBeatsNs) : period);
-    }
-    const int64_t asked_ms = std::clamp<int64_t>((next_beat - before) / 1000000, 1, 1000);
-    ep_->poll(int(asked_ms), wake_fd_);
-    uint64_t drained;
-    (void)!read(wake_fd_, &drained, sizeof drained);
-    const int64_t now = now_ns();
-    // A wait that ran far past what it asked for (the machine stalled, the process was
-    // stopped) is our silence, not the peers': count theirs from now.
-    if (now - before > asked_ms * 1000000 + 2 * period) std::fill(last.begin(), last.end(), now);
-    reap_records(records);
-    for (size_t i = 0; i < ears.size(); ++i) {
-      if (listening[i] && ears[i].done) {
-        listening[i] = false;  // listen again at the top of the loop
-        if (ears[i].failed) continue;
-        last[i] = now;
-        heard(watched_[i], ears[i].tag & kWordMask, now);
-        if (!heard_once[i]) {
-          heard_once[i] = true;
-          if (--unheard == 0) {
+  post_records(ep);
+  for (Receive& ear : lines_->ears) {
+    if (!ear.posted) ear.post(ep);
+  }
+  const uint64_t word = word_.load(std::memory_order_acquire);
+  if (now >= next_beat_ || word != said_) {
+    beat(ep, word);
+    said_ = word;
+    // Until every peer was heard, often: a first beat may wait for its connection.
+    next_beat_ = now + (unheard_ ? std::min(period, kFirstBeatsNs) : period);
+  }
+  return next_beat_;
+}
+
+void Heartbeat::collect(int64_t now, int64_t overrun_ns) {
+  const int64_t period = std::max<int64_t>(lost_after_ns_ / kBeatsPerLoss, 1000000);
+  // A wait that ran far past what it asked for (the machine stalled, the process was stopped)
+  // is our silence, not the peers': count theirs from now.
+  if (overrun_ns > 2 * period) std::fill(last_.begin(), last_.end(), now);
+  reap_records();
+  for (size_t i = 0; i < watched_.size(); ++i) {
+    Receive& ear = lines_->ears[i];
+    if (ear.posted && ear.t.done) {
+      ear.posted = false;  // listen again at the next prepare()
+      if (!ear.t.failed) {
+        last_[i] = now;
+        heard(watched_[i], ear.t.tag & kWordMask, now);
+        if (!heard_once_[i]) {
+          heard_once_[i] = true;
+          if (--unheard_ == 0) {
             std::lock_guard<std::mutex> lock(mu_);
             heard_all_ = true;
             all_heard_.notify_all();
           }
         }
       }
-      const int p = watched_[i];
-      if (now - last[i] > lost_after_ns_ &&
-          left_at_[size_t(p)].load(std::memory_order_acquire) == 0)
-        silent_[size_t(p)].store(true, std::memory_order_release);
-      if (now - last[i] > lost_after_ns_ && !silent &&
-          left_at_[size_t(p)].load(std::memory_order_acquire) == 0) {
-        silent = true;
-        lose(Errorf(sclRemoteError,
-                    "%s is lost: no heartbeat for %.1f s (dead, or its link is cut; "
-                    "STRATACL_NET_LOST_MS)",
-                    who_(p).c_str(), double(now - last[i]) / 1e9),
-             p, true);
-      }
+    }
+    const int p = watched_[i];
+    if (now - last_[i] <= lost_after_ns_ || left_at_[size_t(p)].load(std::memory_order_acquire)) {
+      continue;
+    }
+    silent_[size_t(p)].store(true, std::memory_order_release);
+    if (!silent_seen_) {
+      silent_seen_ = true;
+      lose(Errorf(sclRemoteError,
+                  "%s is lost: no heartbeat for %.1f s (dead, or its link is cut; "
+                  "STRATACL_NET_LOST_MS)",
+                  who_(p).c_str(), double(now - last_[i]) / 1e9),
+           p, true);
     }
   }
-  // Our last record leaves before the goodbye (the same connection keeps their order): a rank
-  // the shrink left out learns so from it, not from our silence.
-  for (const int64_t until = now_ns() + kGoodbyeNs; now_ns() < until;) {
-    reap_records(records);
-    post_records(records);
-    if (std::none_of(records.sending.begin(), records.sending.end(), [](bool b) { return b; }) &&
-        std::all_of(records.sent.begin(), records.sent.end(),
-                    [&](uint32_t v) { return v == my_version_.load(std::memory_order_acquire); })) {
-      break;
-    }
-    ep_->poll(1, -1);
-  }
-  say_goodbye();
-  // Beats may be stuck on a cut link: see Endpoint::abandon().
-  if (lost_.load(std::memory_order_acquire)) ep_->abandon();
-  ep_.reset();  // while `ears`, which its posted receives point into, still exist
 }
 
-void Heartbeat::say_goodbye() {
+std::unique_ptr<Heartbeat::Lines> Heartbeat::finish(Endpoint& ep) {
+  // Our last record leaves before the goodbye (the same connection keeps their order): a rank
+  // the shrink left out learns so from it, not from our silence.
+  const auto all_sent = [&] {
+    return std::none_of(lines_->sending.begin(), lines_->sending.end(), [](bool b) { return b; }) &&
+           std::all_of(lines_->sent.begin(), lines_->sent.end(), [&](uint32_t v) {
+             return v == my_version_.load(std::memory_order_acquire);
+           });
+  };
+  for (const int64_t until = now_ns() + kGoodbyeNs; now_ns() < until;) {
+    reap_records();
+    post_records(ep);
+    if (record_bytes_ == 0 || my_version_.load(std::memory_order_acquire) == 0 || all_sent()) {
+      break;
+    }
+    ep.poll(1, -1);
+  }
+  say_goodbye(ep);
+  return std::move(lines_);
+}
+
+void Heartbeat::say_goodbye(Endpoint& ep) {
   // The peers stop expecting us. A rank that failed says that instead, last: the peers must
-  // fail, and a goodbye overtaking the failure would hide it. Injected sends have no
-  // completions: progress a moment so they leave, and retry one the queue refused.
+  // fail, and a goodbye overtaking the failure would hide it. A send the queue refused is tried
+  // again while the provider makes progress.
   const uint64_t last_word = word_.load(std::memory_order_acquire);
   const uint64_t word =
       state_of(last_word) == State::kAlive ? word_of(State::kLeft, -1) : last_word;
-  std::vector<int> unsent;
-  for (int p : watched_) {
-    if (left_at_[size_t(p)].load(std::memory_order_acquire) == 0) unsent.push_back(p);
+  std::vector<size_t> unsent;
+  for (size_t i = 0; i < watched_.size(); ++i) {
+    if (left_at_[size_t(watched_[i])].load(std::memory_order_acquire) == 0) unsent.push_back(i);
   }
-  for (const int64_t until = now_ns() + kGoodbyeNs; now_ns() < until;) {
-    std::erase_if(unsent, [&](int p) { return ep_->signal(p, tag_of(word)); });
-    ep_->poll(1, -1);
+  for (const int64_t until = now_ns() + kGoodbyeNs; !unsent.empty() && now_ns() < until;) {
+    std::erase_if(unsent, [&](size_t i) { return ep.signal(routes_[i], tag_of(word), self_); });
+    if (!unsent.empty()) ep.poll(1, -1);
   }
 }
 

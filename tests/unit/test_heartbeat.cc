@@ -1,4 +1,6 @@
-// Heartbeat (net/heartbeat.h): liveness and failure news between two heartbeats in one process.
+// Heartbeat (net/heartbeat.h): liveness and failure news between two heartbeats in one process,
+// each on a hub of its own (net/heartbeat_hub.h) as two processes would be; and communicators
+// sharing their hubs.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,11 +15,14 @@ using namespace stratacl::net;
 
 namespace {
 
-// Two heartbeats on endpoints of their own, ranks 0 and 1 of a pretend job, each watching the
-// other; started only when asked, so a test can leave one silent.
+// Two heartbeats, ranks 0 and 1 of a pretend communicator, each watching the other, each on a
+// hub of its own (or on the hubs given: other communicators of the same two "processes");
+// started only when asked, so a test can leave one silent.
 struct Pair {
+  std::shared_ptr<HeartbeatHub> hubs[2];
   std::unique_ptr<Heartbeat> hb[2];
   std::vector<std::vector<uint8_t>> names;
+  uint64_t nonce = 0x5eed;
   // A sanitizer build runs the heartbeat threads many times slower, and CI's TSan run once saw a
   // beating peer silent for 400 ms: there the loss time (and every bound made from it) is longer.
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -25,18 +30,26 @@ struct Pair {
 #else
   static constexpr int64_t kLostMs = 400;
 #endif
-  Pair() {
-    for (auto& h : hb) {
-      Result<std::unique_ptr<Heartbeat>> r = Heartbeat::open();
-      if (!r.ok()) ADD_FAILURE() << r.status().message();
-      if (!r.ok()) return;
-      h = std::move(*r);
-      names.push_back(h->name());
+  explicit Pair(const Pair* same_hubs = nullptr, uint64_t nonce_ = 0x5eed) : nonce(nonce_) {
+    for (int r = 0; r < 2; ++r) {
+      if (same_hubs) {
+        hubs[r] = same_hubs->hubs[r];
+      } else {
+        Result<std::shared_ptr<HeartbeatHub>> h = HeartbeatHub::open();
+        if (!h.ok()) ADD_FAILURE() << h.status().message();
+        if (!h.ok()) return;
+        hubs[r] = std::move(*h);
+      }
+      Result<std::unique_ptr<Heartbeat>> b = Heartbeat::open(hubs[r]);
+      if (!b.ok()) ADD_FAILURE() << b.status().message();
+      if (!b.ok()) return;
+      hb[r] = std::move(*b);
+      names.push_back(hb[r]->name());
     }
   }
   Status start(int r, int64_t ms = 5000) {
     return hb[r]->start(
-        names, r, 0x5eed, {1 - r}, kLostMs, [](int p) { return "peer " + std::to_string(p); },
+        names, r, nonce, {1 - r}, kLostMs, [](int p) { return "peer " + std::to_string(p); },
         Deadline::after_ms(ms));
   }
   // Both, concurrently: each start() returns once it heard the other.
@@ -129,4 +142,41 @@ TEST(Heartbeat, APeerHeardSayingItFailedWasHeardAndStartSucceeds) {
   EXPECT_EQ(s.code(), sclRemoteError);
   EXPECT_NE(s.message().find("peer 1 failed and revoked the communicator"), std::string::npos)
       << s.message();
+}
+
+TEST(Heartbeat, CommunicatorsOfOneProcessShareItsHub) {
+  Result<std::unique_ptr<Heartbeat>> a = Heartbeat::open(), b = Heartbeat::open();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_FALSE((*a)->name().empty());
+  EXPECT_EQ((*a)->name(), (*b)->name());
+  Result<std::shared_ptr<HeartbeatHub>> own = HeartbeatHub::open();
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_NE((*own)->name(), (*a)->name());
+}
+
+TEST(Heartbeat, CommunicatorsOnSharedHubsHearOnlyTheirOwn) {
+  // Two communicators of the same two processes: one fails, and the other does not hear it;
+  // one leaves, and the other's peers still beat past the loss time.
+  Pair first;
+  ASSERT_TRUE(first.hb[1]);
+  Pair second(&first, 0xbeef);
+  ASSERT_TRUE(second.hb[1]);
+  first.start_both();
+  second.start_both();
+  first.hb[1]->fail(Heartbeat::State::kFailed, 1);
+  Status failed = first.first_error(0, -1, Pair::kLostMs / 2);
+  EXPECT_EQ(failed.code(), sclRemoteError) << failed.message();
+  EXPECT_TRUE(second.hb[0]->check(1).ok());
+  first.hb[0]->leave();
+  first.hb[1]->leave();
+  Status s = second.first_error(0, 1, 3 * Pair::kLostMs);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(second.hb[1]->check(0).ok());
+  // A third communicator joins the hubs the first one left, with the first's nonce: the first's
+  // late messages do not reach it, and it runs as a new one would.
+  Pair third(&first);
+  ASSERT_TRUE(third.hb[1]);
+  third.start_both();
+  Status t = third.first_error(0, 1, 2 * Pair::kLostMs);
+  EXPECT_TRUE(t.ok()) << t.message();
 }
