@@ -54,6 +54,10 @@ fi
 "$sr" -n 3 "$bench" split --repeats 3 >"$dir/split.out" 2>&1 &&
   grep -Eq "^split ranks=3 repeats=3: sclCommSplit [0-9.]+ ms median .*every child's sum checked: ok" \
     "$dir/split.out" || fail "split: $(tail -2 "$dir/split.out")"
+# --keep: every child alive until the last is made, then destroyed.
+"$sr" -n 3 "$bench" split --repeats 3 --keep >"$dir/split.out" 2>&1 &&
+  grep -Eq "^split ranks=3 repeats=3 kept: .* [0-9.]+ MiB a child held together; sclCommDestroy [0-9.]+ ms median; every child's sum checked: ok" \
+    "$dir/split.out" || fail "split --keep: $(tail -2 "$dir/split.out")"
 "$sr" -n 1 "$bench" split --repeats 0 >"$dir/bad.out" 2>&1
 [ $? = 2 ] && grep -q "usage: .*scl-bench split" "$dir/bad.out" || fail "split --repeats 0 accepted"
 

@@ -22,8 +22,8 @@ constexpr int kMaxSleepMs = 1000;
 
 struct HeartbeatHub::Linger {
   std::unique_ptr<Heartbeat::Lines> lines;
-  int64_t until = 0;      // when its receives are cancelled
-  int64_t give_up = 0;    // set at the cancellation: when it is kept for good instead
+  int64_t until = 0;    // when its receives are cancelled
+  int64_t give_up = 0;  // set at the cancellation: when it is kept for good instead
 };
 
 Result<std::shared_ptr<HeartbeatHub>> HeartbeatHub::shared() {
