@@ -52,6 +52,20 @@ Status agree_one_sided(const std::vector<Card>& cards, int self, net::Rail& rail
   return Status::Ok();
 }
 
+// The heartbeat's nonce (net/heartbeat.h): the first of these candidates, made from rank 0's
+// random seed, that no rank's hub has taken. Communicators of one process share its hub, so
+// two whose ranks share processes must not share a nonce too; checking each member's own hub
+// is enough, as a clash needs a member in both. A random nonce of the heartbeat's 24 bits would
+// clash with one of K communicators alive together with odds K / 2^24.
+constexpr int kNonceCandidates = 8;
+
+uint64_t nonce_candidate(uint64_t seed, int i) {
+  uint64_t z = seed + uint64_t(i) * 0x9e3779b97f4a7c15ull;  // splitmix64's steps
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
 
 Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank,
@@ -144,8 +158,8 @@ Status Communicator::start_heartbeat() {
   hier::Context hc = across_hosts();
   hc.rail.begin(uint32_t(Coll::kSplit), 1);  // the library's own exchange, at init or split
   SCL_TRY(hier::allgather_bytes(hc, &mine, sizeof mine, cards.data()));
+  // Every rank sees every card, so every rank returns here alike, before the next exchange.
   SCL_TRY(opened);
-  SCL_TRY(agree_one_sided(cards, world_rank_, *rail_));
   std::vector<std::vector<uint8_t>> names;
   std::vector<int> watched;
   const net::Topology& topo = rail_->topology();
@@ -157,10 +171,25 @@ Status Communicator::start_heartbeat() {
     names.emplace_back(c.name, c.name + c.bytes);
     if (topo.host_of(w) != topo.host) watched.push_back(w);
   }
+  SCL_TRY(agree_one_sided(cards, world_rank_, *rail_));
+  uint64_t taken = 0;  // bit i: candidate i is taken on our hub
+  for (int i = 0; i < kNonceCandidates; ++i) {
+    if ((*hb)->nonce_taken(nonce_candidate(cards[0].nonce, i))) taken |= uint64_t(1) << i;
+  }
+  std::vector<uint64_t> takens(static_cast<size_t>(world_nranks_));
+  hc.rail.begin(uint32_t(Coll::kSplit), 2);
+  SCL_TRY(hier::allgather_bytes(hc, &taken, sizeof taken, takens.data()));
+  for (uint64_t t : takens) taken |= t;
+  int pick = 0;
+  while (pick < kNonceCandidates && (taken >> pick & 1)) ++pick;
+  if (pick == kNonceCandidates) {
+    return Errorf(sclInternalError, "heartbeat: %d nonces tried, all taken", kNonceCandidates);
+  }
   const net::Rail& rail = *rail_;
   Status started = (*hb)->start(
-      names, world_rank_, cards[0].nonce, std::move(watched), process_value(Var::kNetLostMs),
-      [&rail](int w) { return rail.who(w); }, Deadline::after_ms(cfg_.timeout_ms.value),
+      names, world_rank_, nonce_candidate(cards[0].nonce, pick), std::move(watched),
+      process_value(Var::kNetLostMs), [&rail](int w) { return rail.who(w); },
+      Deadline::after_ms(cfg_.timeout_ms.value),
       ShrinkRecord::words_for(world_nranks_) * sizeof(uint64_t));
   if (!started.ok()) {
     // The peers that started must fail too, not take our closing for a goodbye.

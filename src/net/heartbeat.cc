@@ -209,8 +209,15 @@ void Heartbeat::reap_records() {
 void Heartbeat::leave() {
   if (!joined_) return;
   joined_ = false;
+  if (hub_->forked()) {
+    // The hub's thread is not in this process: nothing here may wait for it, or close it.
+    (void)new std::shared_ptr<HeartbeatHub>(std::move(hub_));
+    return;
+  }
   hub_->part(this);
 }
+
+bool Heartbeat::nonce_taken(uint64_t nonce) const { return hub_->nonce_taken(nonce & kNonceMask); }
 
 void Heartbeat::lose(Status why, int culprit, bool silence) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -351,18 +358,28 @@ std::unique_ptr<Heartbeat::Lines> Heartbeat::finish(Endpoint& ep) {
 }
 
 void Heartbeat::say_goodbye(Endpoint& ep) {
-  // The peers stop expecting us. A rank that failed says that instead, last: the peers must
-  // fail, and a goodbye overtaking the failure would hide it. A send the queue refused is tried
-  // again while the provider makes progress.
+  // The peers stop expecting us. A rank that failed says that first: the peers must fail, and a
+  // goodbye overtaking the failure would hide it (one connection keeps their order). The goodbye
+  // still follows, so that the peers stop beating to us: the hub's endpoint outlives this
+  // communicator, and their beats would pile up in it. A send the queue refused is tried again
+  // while the provider makes progress.
   const uint64_t last_word = word_.load(std::memory_order_acquire);
-  const uint64_t word =
-      state_of(last_word) == State::kAlive ? word_of(State::kLeft, -1) : last_word;
-  std::vector<size_t> unsent;
+  std::vector<uint64_t> words;
+  if (state_of(last_word) != State::kAlive) words.push_back(last_word);
+  words.push_back(word_of(State::kLeft, -1));
+  std::vector<std::pair<size_t, size_t>> unsent;  // (watched rank, next word)
   for (size_t i = 0; i < watched_.size(); ++i) {
-    if (left_at_[size_t(watched_[i])].load(std::memory_order_acquire) == 0) unsent.push_back(i);
+    if (left_at_[size_t(watched_[i])].load(std::memory_order_acquire) == 0)
+      unsent.push_back({i, 0});
   }
   for (const int64_t until = now_ns() + kGoodbyeNs; !unsent.empty() && now_ns() < until;) {
-    std::erase_if(unsent, [&](size_t i) { return ep.signal(routes_[i], tag_of(word), self_); });
+    std::erase_if(unsent, [&](std::pair<size_t, size_t>& u) {
+      while (u.second < words.size() &&
+             ep.signal(routes_[u.first], tag_of(words[u.second]), self_)) {
+        ++u.second;
+      }
+      return u.second == words.size();
+    });
     if (!unsent.empty()) ep.poll(1, -1);
   }
 }

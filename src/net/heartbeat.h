@@ -63,6 +63,9 @@ class Heartbeat {
   void fail(State why, int culprit, bool usage = false);
   // Says goodbye (the peers stop expecting us); the hub serves us no more. Idempotent.
   void leave();
+  // Whether another communicator of this process has `nonce` (as start() would cut it) on the
+  // hub, live or just ended: a new one must pick another, or their messages could meet.
+  bool nonce_taken(uint64_t nonce) const;
 
   // The culprit of the first loss or failure heard, or -1.
   int culprit() const { return lost_culprit_.load(std::memory_order_acquire); }

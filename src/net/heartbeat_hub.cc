@@ -17,11 +17,15 @@ constexpr int64_t kLingerNs = 200 * 1000 * 1000;
 // How long a cancelled receive may take to report its cancellation.
 constexpr int64_t kCancelNs = 1000 * 1000 * 1000;
 constexpr int kMaxSleepMs = 1000;
+// How long the provider is driven before the endpoint closes: injected goodbyes have no
+// completions, and may still be queued.
+constexpr int64_t kFlushNs = 20 * 1000 * 1000;
 
 }  // namespace
 
 struct HeartbeatHub::Linger {
   std::unique_ptr<Heartbeat::Lines> lines;
+  uint64_t nonce = 0;
   int64_t until = 0;    // when its receives are cancelled
   int64_t give_up = 0;  // set at the cancellation: when it is kept for good instead
 };
@@ -31,7 +35,7 @@ Result<std::shared_ptr<HeartbeatHub>> HeartbeatHub::shared() {
   static auto* hub = new std::weak_ptr<HeartbeatHub>();  // never freed: threads may outlive exit
   std::lock_guard<std::mutex> lock(mu);
   std::shared_ptr<HeartbeatHub> h = hub->lock();
-  if (h && h->pid_ == getpid()) return h;
+  if (h && !h->forked()) return h;
   SCL_ASSIGN_OR_RETURN(h, open());
   *hub = h;
   return h;
@@ -58,11 +62,25 @@ HeartbeatHub::~HeartbeatHub() {
     wake();
     thread_.join();
   }
-  // Beats may be stuck on a cut link: see Endpoint::abandon().
-  if (ep_ && lost_any_) ep_->abandon();
+  if (ep_ && lost_any_) {
+    // Beats may be stuck on a cut link: see Endpoint::abandon(). Nothing it posted is freed.
+    ep_->abandon();
+    for (auto& l : lingers_) {
+      if (!l->lines->settled()) (void)l.release();
+    }
+  } else if (ep_) {
+    ep_->flush(kFlushNs);  // the last goodbyes leave before the close
+  }
   ep_.reset();  // before the lingering receives, which its posted ones point into
   lingers_.clear();
   if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+bool HeartbeatHub::forked() const { return pid_ != getpid(); }
+
+bool HeartbeatHub::nonce_taken(uint64_t nonce) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return nonces_.count(nonce) != 0;
 }
 
 void HeartbeatHub::wake() const {
@@ -73,6 +91,7 @@ void HeartbeatHub::wake() const {
 Status HeartbeatHub::join(Heartbeat* hb, const std::vector<std::vector<uint8_t>>& names) {
   Request r{hb, &names, Status::Ok()};
   std::unique_lock<std::mutex> lock(mu_);
+  nonces_.insert(hb->nonce_);
   requests_.push_back(&r);
   wake();
   answered_.wait(lock, [&] { return r.done; });
@@ -110,11 +129,15 @@ void HeartbeatHub::take_requests() {
       if (r->result.ok()) {
         hb->set_routes(std::move(routes));
         sessions_.push_back(hb);
+      } else {
+        std::lock_guard<std::mutex> lock(mu_);
+        nonces_.erase(nonces_.find(hb->nonce_));
       }
     } else if (std::erase(sessions_, hb) != 0) {
       lost_any_ = lost_any_ || hb->lost();
       auto l = std::make_unique<Linger>();
       l->lines = hb->finish(*ep_);
+      l->nonce = hb->nonce_;
       l->until = now_ns() + kLingerNs;
       lingers_.push_back(std::move(l));
     }
@@ -136,10 +159,12 @@ void HeartbeatHub::serve_lingers(int64_t now) {
   // A receive whose cancellation never came (a provider that cannot cancel, a send stuck on a
   // cut link) may still be written: its lines are kept, unreachable, for the process's life.
   std::erase_if(lingers_, [&](std::unique_ptr<Linger>& l) {
-    if (l->give_up == 0) return false;
-    if (l->lines->settled()) return true;
-    if (now < l->give_up) return false;
-    (void)l.release();
+    if (l->give_up == 0 || (!l->lines->settled() && now < l->give_up)) return false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      nonces_.erase(nonces_.find(l->nonce));
+    }
+    if (!l->lines->settled()) (void)l.release();
     return true;
   });
 }

@@ -9,7 +9,8 @@
 // The thread makes every fabric call on the endpoint, address insertions included; sessions
 // join and part through it. A parted session's receives stay posted a while (kLingerNs), so that
 // beats its peers sent before they heard its goodbye land there rather than pile up in the
-// provider, and are then cancelled.
+// provider, and are then cancelled; its nonce stays taken until then, so that no new
+// communicator of the process takes it (comm/across_hosts.cc picks one no member's hub has).
 #pragma once
 
 #include <sys/types.h>
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -48,6 +50,10 @@ class HeartbeatHub {
   void part(Heartbeat* hb);
   // Interrupts the thread's sleep: a session has news.
   void wake() const;
+  // Whether a session, live or lingering, has `nonce` (its communicator's, as its tags carry it).
+  bool nonce_taken(uint64_t nonce);
+  // Whether this process forked since the hub opened: the thread is not in this one.
+  bool forked() const;
 
  private:
   HeartbeatHub() = default;
@@ -73,6 +79,7 @@ class HeartbeatHub {
   };
   std::vector<Request*> requests_;  // guarded by mu_
   bool stopping_ = false;           // guarded by mu_
+  std::multiset<uint64_t> nonces_;  // guarded by mu_: the sessions', live and lingering
 
   // The thread's own.
   std::vector<Heartbeat*> sessions_;

@@ -30,10 +30,12 @@ struct Pair {
 #else
   static constexpr int64_t kLostMs = 400;
 #endif
-  explicit Pair(const Pair* same_hubs = nullptr, uint64_t nonce_ = 0x5eed) : nonce(nonce_) {
+  // `swapped`: rank r on the other's hub r's "process" (rank 1 - r there).
+  explicit Pair(const Pair* same_hubs = nullptr, uint64_t nonce_ = 0x5eed, bool swapped = false)
+      : nonce(nonce_) {
     for (int r = 0; r < 2; ++r) {
       if (same_hubs) {
-        hubs[r] = same_hubs->hubs[r];
+        hubs[r] = same_hubs->hubs[swapped ? 1 - r : r];
       } else {
         Result<std::shared_ptr<HeartbeatHub>> h = HeartbeatHub::open();
         if (!h.ok()) ADD_FAILURE() << h.status().message();
@@ -166,17 +168,105 @@ TEST(Heartbeat, CommunicatorsOnSharedHubsHearOnlyTheirOwn) {
   first.hb[1]->fail(Heartbeat::State::kFailed, 1);
   Status failed = first.first_error(0, -1, Pair::kLostMs / 2);
   EXPECT_EQ(failed.code(), sclRemoteError) << failed.message();
-  EXPECT_TRUE(second.hb[0]->check(1).ok());
+  Status unaffected = second.first_error(0, 1, Pair::kLostMs / 2);
+  EXPECT_TRUE(unaffected.ok()) << unaffected.message();
   first.hb[0]->leave();
   first.hb[1]->leave();
   Status s = second.first_error(0, 1, 3 * Pair::kLostMs);
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(second.hb[1]->check(0).ok());
-  // A third communicator joins the hubs the first one left, with the first's nonce: the first's
-  // late messages do not reach it, and it runs as a new one would.
-  Pair third(&first);
+  // A third communicator on the hubs the first one left runs as a new one would.
+  Pair third(&first, 0xcafe);
   ASSERT_TRUE(third.hb[1]);
   third.start_both();
   Status t = third.first_error(0, 1, 2 * Pair::kLostMs);
   EXPECT_TRUE(t.ok()) << t.message();
+}
+
+TEST(Heartbeat, TheSenderRankKeepsCommunicatorsWithOneNonceApart) {
+  // Two communicators of one nonce on the same two processes, their ranks swapped: only the
+  // sender's rank in the tag tells their beats apart. The second's rank 0 fails; the first's
+  // rank 0, on the same hub, must not hear it.
+  Pair first;
+  ASSERT_TRUE(first.hb[1]);
+  Pair second(&first, first.nonce, /*swapped=*/true);
+  ASSERT_TRUE(second.hb[1]);
+  first.start_both();
+  second.start_both();
+  second.hb[0]->fail(Heartbeat::State::kFailed, 0);
+  Status failed = second.first_error(1, -1, Pair::kLostMs / 2);
+  EXPECT_EQ(failed.code(), sclRemoteError) << failed.message();
+  Status s = first.first_error(1, -1, Pair::kLostMs);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(first.hb[0]->check(-1).ok());
+}
+
+TEST(Heartbeat, ANonceStaysTakenUntilItsSessionStopsLingering) {
+  Pair p;
+  ASSERT_TRUE(p.hb[1]);
+  EXPECT_FALSE(p.hb[0]->nonce_taken(p.nonce));
+  p.start_both();
+  EXPECT_TRUE(p.hb[0]->nonce_taken(p.nonce));
+  EXPECT_TRUE(p.hb[0]->nonce_taken(p.nonce | uint64_t(1) << 40));  // as the tags cut it
+  EXPECT_FALSE(p.hb[0]->nonce_taken(p.nonce + 1));
+  std::shared_ptr<HeartbeatHub> hub = p.hubs[0];
+  p.hb[0]->leave();
+  EXPECT_TRUE(hub->nonce_taken(p.nonce));  // its receives linger
+  const Deadline d = Deadline::after_ms(5000);
+  while (hub->nonce_taken(p.nonce) && !d.expired()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(hub->nonce_taken(p.nonce));
+}
+
+TEST(Heartbeat, RecordsTravelOnSharedHubs) {
+  Pair first;
+  ASSERT_TRUE(first.hb[1]);
+  Pair second(&first, 0xbeef);
+  ASSERT_TRUE(second.hb[1]);
+  for (Pair* p : {&first, &second}) {
+    for (int r = 0; r < 2; ++r) {
+      p->hb[r] = nullptr;  // again, with room for records
+      Result<std::unique_ptr<Heartbeat>> b = Heartbeat::open(p->hubs[r]);
+      ASSERT_TRUE(b.ok());
+      p->hb[r] = std::move(*b);
+    }
+    Status s1;
+    std::thread other([&] {
+      s1 = p->hb[1]->start(
+          p->names, 1, p->nonce, {0}, Pair::kLostMs, [](int q) { return std::to_string(q); },
+          Deadline::after_ms(5000), 4 * sizeof(uint64_t));
+    });
+    Status s0 = p->hb[0]->start(
+        p->names, 0, p->nonce, {1}, Pair::kLostMs, [](int q) { return std::to_string(q); },
+        Deadline::after_ms(5000), 4 * sizeof(uint64_t));
+    other.join();
+    ASSERT_TRUE(s0.ok() && s1.ok()) << s0.message() << s1.message();
+  }
+  second.hb[1]->set_record({7, 8, 9});
+  second.hb[0]->set_record({1});  // receives for records are posted once a rank has one
+  first.hb[0]->set_record({2});
+  const Deadline d = Deadline::after_ms(5000);
+  while (!second.hb[0]->record(1) && !d.expired()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(second.hb[0]->record(1).has_value());
+  EXPECT_EQ(*second.hb[0]->record(1), (std::vector<uint64_t>{7, 8, 9}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(first.hb[0]->record(1).has_value());  // the other communicator's stays there
+}
+
+TEST(Heartbeat, TheLastCommunicatorsGoodbyeLeavesBeforeItsHubCloses) {
+  // Rank 1's hub serves only it: leaving closes the hub, and rank 0 must still hear it left
+  // (not lose it to silence).
+  Pair p;
+  ASSERT_TRUE(p.hb[1]);
+  p.start_both();
+  p.hubs[1] = nullptr;
+  p.hb[1] = nullptr;  // leaves, and the hub closes
+  Status waiting = p.first_error(0, 1, 5 * Pair::kLostMs);
+  EXPECT_NE(waiting.message().find("peer 1 left the communicator"), std::string::npos)
+      << waiting.message();
+  Status s = p.first_error(0, -1, 3 * Pair::kLostMs);
+  EXPECT_TRUE(s.ok()) << s.message();
 }
