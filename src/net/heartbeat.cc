@@ -41,7 +41,12 @@ Result<std::unique_ptr<Heartbeat>> Heartbeat::open(std::shared_ptr<HeartbeatHub>
 
 uint64_t Heartbeat::tag_of(uint64_t word) const { return nonce_ << kWordBits | word; }
 
-Heartbeat::~Heartbeat() { leave(); }
+Heartbeat::~Heartbeat() {
+  leave();
+  // In a forked child the hub's thread is not there: the hub must not close, as closing waits
+  // for it.
+  if (hub_ && hub_->forked()) (void)new std::shared_ptr<HeartbeatHub>(std::move(hub_));
+}
 
 Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self, uint64_t nonce,
                         std::vector<int> watched, int64_t lost_after_ms, PeerName who,
@@ -209,12 +214,7 @@ void Heartbeat::reap_records() {
 void Heartbeat::leave() {
   if (!joined_) return;
   joined_ = false;
-  if (hub_->forked()) {
-    // The hub's thread is not in this process: nothing here may wait for it, or close it.
-    (void)new std::shared_ptr<HeartbeatHub>(std::move(hub_));
-    return;
-  }
-  hub_->part(this);
+  if (!hub_->forked()) hub_->part(this);  // (a forked child's hub has no thread to ask)
 }
 
 bool Heartbeat::nonce_taken(uint64_t nonce) const { return hub_->nonce_taken(nonce & kNonceMask); }
@@ -339,11 +339,14 @@ void Heartbeat::collect(int64_t now, int64_t overrun_ns) {
 std::unique_ptr<Heartbeat::Lines> Heartbeat::finish(Endpoint& ep) {
   // Our last record leaves before the goodbye (the same connection keeps their order): a rank
   // the shrink left out learns so from it, not from our silence.
+  // (Not to a rank that left: post_records() sends it nothing more.)
   const auto all_sent = [&] {
-    return std::none_of(lines_->sending.begin(), lines_->sending.end(), [](bool b) { return b; }) &&
-           std::all_of(lines_->sent.begin(), lines_->sent.end(), [&](uint32_t v) {
-             return v == my_version_.load(std::memory_order_acquire);
-           });
+    const uint32_t version = my_version_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < watched_.size(); ++i) {
+      if (left_at_[size_t(watched_[i])].load(std::memory_order_acquire) != 0) continue;
+      if (lines_->sending[i] || lines_->sent[i] != version) return false;
+    }
+    return true;
   };
   for (const int64_t until = now_ns() + kGoodbyeNs; now_ns() < until;) {
     reap_records();

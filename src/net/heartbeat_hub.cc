@@ -62,14 +62,13 @@ HeartbeatHub::~HeartbeatHub() {
     wake();
     thread_.join();
   }
+  if (ep_) ep_->flush(kFlushNs);  // the last goodbyes (or failures) leave before the close
   if (ep_ && lost_any_) {
     // Beats may be stuck on a cut link: see Endpoint::abandon(). Nothing it posted is freed.
     ep_->abandon();
     for (auto& l : lingers_) {
       if (!l->lines->settled()) (void)l.release();
     }
-  } else if (ep_) {
-    ep_->flush(kFlushNs);  // the last goodbyes leave before the close
   }
   ep_.reset();  // before the lingering receives, which its posted ones point into
   lingers_.clear();
@@ -160,11 +159,13 @@ void HeartbeatHub::serve_lingers(int64_t now) {
   // cut link) may still be written: its lines are kept, unreachable, for the process's life.
   std::erase_if(lingers_, [&](std::unique_ptr<Linger>& l) {
     if (l->give_up == 0 || (!l->lines->settled() && now < l->give_up)) return false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      nonces_.erase(nonces_.find(l->nonce));
+    if (!l->lines->settled()) {
+      // Its receives may still be posted: its nonce stays taken too.
+      (void)l.release();
+      return true;
     }
-    if (!l->lines->settled()) (void)l.release();
+    std::lock_guard<std::mutex> lock(mu_);
+    nonces_.erase(nonces_.find(l->nonce));
     return true;
   });
 }

@@ -1,7 +1,8 @@
 // One heartbeat endpoint and thread per process, shared by every communicator that spans hosts
-// (each one's Heartbeat, net/heartbeat.h, is a session of the hub). An endpoint costs here about
-// 50 ms to enable and 17-35 MB of bounce buffers (docs/PERFORMANCE.md, "Making a communicator
-// across hosts"), and a child communicator would otherwise open one more for its beats alone.
+// (each one's Heartbeat, net/heartbeat.h, is a session of the hub). An rxm endpoint costs tens of
+// milliseconds to enable and 17 MB and more of bounce buffers (docs/PERFORMANCE.md, "Making a
+// communicator across hosts"), and a child communicator would otherwise open one more for its
+// beats alone.
 // Shared, a peer's hub has one address for all its communicators, so a new communicator's beats
 // also go over connections already up. Each session's messages carry its communicator's nonce
 // and the sender's rank in it, so sessions never read each other's.
