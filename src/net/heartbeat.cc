@@ -45,7 +45,12 @@ Heartbeat::~Heartbeat() {
   leave();
   // In a forked child the hub's thread is not there: the hub must not close, as closing waits
   // for it.
-  if (hub_ && hub_->forked()) (void)new std::shared_ptr<HeartbeatHub>(std::move(hub_));
+  if (hub_ && hub_->forked()) {
+    static std::mutex mu;
+    static auto* inherited = new std::vector<std::shared_ptr<HeartbeatHub>>();  // never freed
+    std::lock_guard<std::mutex> lock(mu);
+    inherited->push_back(std::move(hub_));
+  }
 }
 
 Status Heartbeat::start(const std::vector<std::vector<uint8_t>>& names, int self, uint64_t nonce,

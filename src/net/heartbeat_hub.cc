@@ -30,6 +30,13 @@ struct HeartbeatHub::Linger {
   int64_t give_up = 0;  // set at the cancellation: when it is kept for good instead
 };
 
+void HeartbeatHub::keep_forever(std::unique_ptr<Linger> l) {
+  static std::mutex mu;
+  static auto* kept = new std::vector<std::unique_ptr<Linger>>();  // never freed
+  std::lock_guard<std::mutex> lock(mu);
+  kept->push_back(std::move(l));
+}
+
 Result<std::shared_ptr<HeartbeatHub>> HeartbeatHub::shared() {
   static std::mutex mu;
   static auto* hub = new std::weak_ptr<HeartbeatHub>();  // never freed: threads may outlive exit
@@ -67,7 +74,7 @@ HeartbeatHub::~HeartbeatHub() {
     // Beats may be stuck on a cut link: see Endpoint::abandon(). Nothing it posted is freed.
     ep_->abandon();
     for (auto& l : lingers_) {
-      if (!l->lines->settled()) (void)l.release();
+      if (!l->lines->settled()) keep_forever(std::move(l));
     }
   }
   ep_.reset();  // before the lingering receives, which its posted ones point into
@@ -161,7 +168,7 @@ void HeartbeatHub::serve_lingers(int64_t now) {
     if (l->give_up == 0 || (!l->lines->settled() && now < l->give_up)) return false;
     if (!l->lines->settled()) {
       // Its receives may still be posted: its nonce stays taken too.
-      (void)l.release();
+      keep_forever(std::move(l));
       return true;
     }
     std::lock_guard<std::mutex> lock(mu_);

@@ -64,6 +64,8 @@ class HeartbeatHub {
   // A parted session's receives, still posted; `until`: when they are cancelled.
   struct Linger;
   void serve_lingers(int64_t now);
+  // A linger whose receives may still be written: kept, reachable, until the process exits.
+  static void keep_forever(std::unique_ptr<Linger> l);
 
   std::unique_ptr<Endpoint> ep_;  // the thread's, once started
   std::vector<uint8_t> name_;
