@@ -163,7 +163,7 @@ void HeartbeatHub::serve_lingers(int64_t now) {
     }
   }
   // A receive whose cancellation never came (a provider that cannot cancel, a send stuck on a
-  // cut link) may still be written: its lines are kept, unreachable, for the process's life.
+  // cut link) may still be written: its lines are kept for the process's life.
   std::erase_if(lingers_, [&](std::unique_ptr<Linger>& l) {
     if (l->give_up == 0 || (!l->lines->settled() && now < l->give_up)) return false;
     if (!l->lines->settled()) {
