@@ -286,8 +286,12 @@ void Heartbeat::set_routes(std::vector<int> routes) {
   unheard_ = watched_.size();
 }
 
+int64_t Heartbeat::period_ns() const {
+  return std::max<int64_t>(lost_after_ns_ / kBeatsPerLoss, 1000000);
+}
+
 int64_t Heartbeat::prepare(Endpoint& ep, int64_t now) {
-  const int64_t period = std::max<int64_t>(lost_after_ns_ / kBeatsPerLoss, 1000000);
+  const int64_t period = period_ns();
   post_records(ep);
   for (Receive& ear : lines_->ears) {
     if (!ear.posted) ear.post(ep);
@@ -303,7 +307,7 @@ int64_t Heartbeat::prepare(Endpoint& ep, int64_t now) {
 }
 
 void Heartbeat::collect(int64_t now, int64_t overrun_ns) {
-  const int64_t period = std::max<int64_t>(lost_after_ns_ / kBeatsPerLoss, 1000000);
+  const int64_t period = period_ns();
   // A wait that ran far past what it asked for (the machine stalled, the process was stopped)
   // is our silence, not the peers': count theirs from now.
   if (overrun_ns > 2 * period) std::fill(last_.begin(), last_.end(), now);

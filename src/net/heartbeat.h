@@ -118,6 +118,7 @@ class Heartbeat {
   // The hub's thread serves the session through these. set_routes(): per watched rank, the
   // hub's index of its address.
   void set_routes(std::vector<int> routes);
+  int64_t period_ns() const;  // between beats: an eighth of the loss time, at least 1 ms
   // Posts what is not posted, and beats when due; returns when it wants to beat next.
   int64_t prepare(Endpoint& ep, int64_t now);
   // Reads what the hub's poll brought; `overrun_ns`: how far the poll ran past what it asked
