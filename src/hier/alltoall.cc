@@ -13,8 +13,12 @@
 #include "hier/hierarchical.h"
 
 namespace stratacl::hier {
+namespace {
 
-Status alltoallv(Context& c, const Call& call) {
+// The direct path. `even`: every block has the call's count on every rank (alltoall), so the
+// network's transfers may go one-sided (net::Rail::exchange_even); alltoallv's sizes are each
+// rank's own, and only the receiver can check them.
+Status direct(Context& c, const Call& call, bool even) {
   c.rail.go_on_through_failures();  // its steps go through Context::local_step, rail_step
   const net::Topology& t = c.topo();
   const size_t es = dtype_size(call.dtype);
@@ -38,11 +42,11 @@ Status alltoallv(Context& c, const Call& call) {
     batch.push_back(
         net::Rail::recv_from(w, call.recv + call.rdispls[w] * es, call.recvcounts[w] * es));
   }
-  SCL_TRY(c.rail_step(c.rail.exchange(batch, c.local.deadline())));
+  const Deadline& d = c.local.deadline();
+  SCL_TRY(c.rail_step(even ? c.rail.exchange_even(batch, call.count * es, d)
+                           : c.rail.exchange(batch, d)));
   return c.outcome();
 }
-
-namespace {
 
 // Largest message by rail (L blocks): a pack of 256 KiB goes by rxm's rendezvous over tcp, and
 // from there the extra copy costs more than the messages saved (measured in the docs section
@@ -95,7 +99,9 @@ Status alltoall(Context& c, const Call& call) {
   v.coll = Coll::kAlltoAllv;
   v.sendcounts = v.recvcounts = counts.data();
   v.sdispls = v.rdispls = displs.data();
-  return alltoallv(c, v);
+  return direct(c, v, true);
 }
+
+Status alltoallv(Context& c, const Call& call) { return direct(c, call, false); }
 
 }  // namespace stratacl::hier

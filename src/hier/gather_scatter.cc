@@ -1,6 +1,7 @@
 // Gather and scatter across hosts: the root's host gathers (scatters) its own ranks' blocks
 // through the intra-host algorithm; every other rank's block travels between it and the root
-// over the network, all in one batch at the root.
+// over the network, all in one batch at the root; blocks of the one-sided size are written
+// straight into the root's output (gather) or the rank's (scatter).
 #include <vector>
 
 #include "coll/algorithms.h"
@@ -43,7 +44,7 @@ Status gather(Context& c, const Call& call) {
                                     call.count, t.local_of(call.root))));
   }
   std::vector<net::Transfer> batch = root_batch(c, call, true);
-  SCL_TRY(c.rail_step(c.rail.exchange(batch, c.local.deadline())));
+  SCL_TRY(c.rail_step(c.rail.exchange_even(batch, bytes, c.local.deadline())));
   return c.outcome();
 }
 
@@ -59,7 +60,7 @@ Status scatter(Context& c, const Call& call) {
                                     call.count, t.local_of(call.root))));
   }
   std::vector<net::Transfer> batch = root_batch(c, call, false);
-  SCL_TRY(c.rail_step(c.rail.exchange(batch, c.local.deadline())));
+  SCL_TRY(c.rail_step(c.rail.exchange_even(batch, bytes, c.local.deadline())));
   return c.outcome();
 }
 

@@ -162,6 +162,17 @@ Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
   return settle(went_through(run_sized(batch, patience(d), true), batch));
 }
 
+Status Rail::exchange_even(std::span<Transfer> batch, size_t bytes, const Deadline& d) {
+  if (!one_sided(bytes)) return exchange(batch, d);
+  // The same tags as exchange()'s; no size words: a clear-to-send says the size, and the sender
+  // checks it (net/one_sided.cc).
+  const uint64_t tag = kWorldTags | call_ | (++world_tag_ & kBatchMask) | failed_bit();
+  for (Transfer& t : batch) {
+    t.tag = tag, t.ignore = kCallMask | kBatchMask | kRailOrWorld, t.one_sided = true;
+  }
+  return settle(went_through(run_tagged(batch, patience(d)), batch));
+}
+
 Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d) {
   for (Transfer& t : batch) {
     // After a failure, this call's transfers say so, and its sends carry nothing (fail_call()).

@@ -6,7 +6,7 @@
 // receive is reported as a mismatch, never taken for this call's data.
 // Transfers from set_one_sided_min()'s size on are written one-sided into the receiver's
 // registered buffer (net/one_sided.cc); exchange() and point_to_point() stay messages, as the two
-// ends of their transfers may disagree on sizes.
+// ends of their transfers may disagree on sizes (exchange_even()'s, whose sizes agree, need not).
 #pragma once
 
 #include <algorithm>
@@ -244,6 +244,11 @@ class Rail {
   // where that rides in its header), a size word of its own goes void too, and the size checks
   // give way to the failure.
   Status exchange(std::span<Transfer> batch, const Deadline& d);
+  // exchange() of a batch whose every transfer moves `bytes`, on every rank (alltoall, gather,
+  // scatter: the call's signature holds the size). Both ends of each transfer know its size, so
+  // from set_one_sided_min()'s size on the batch goes one-sided, as a rail batch does, instead of
+  // by the provider's rendezvous; below, it is exchange().
+  Status exchange_even(std::span<Transfer> batch, size_t bytes, const Deadline& d);
   // Point-to-point: the k-th send from a to b matches b's k-th receive from a (NCCL's order).
   Status point_to_point(std::span<Transfer> batch, const Deadline& d);
   static Transfer send_to(int peer, const void* buf, size_t bytes);

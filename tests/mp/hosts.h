@@ -25,4 +25,10 @@ void failed_then_right(Tally& tally, const CallInfo& info, sclResult_t first,
                        const std::string& first_msg, bool may_succeed, sclResult_t second,
                        const std::string& second_msg, bool right, double took);
 
+// The verdict on a mismatched call inside a host and the call after it: the first failed on this
+// rank (sclInvalidUsage where it was named), within seconds with the second, and the second was
+// right everywhere or failed everywhere; some rank named the mismatch. Collective on `w`.
+void hosts_in_step(const Comm& w, Tally& tally, const CallInfo& info, sclResult_t first,
+                   const std::string& first_msg, sclResult_t second, bool right, double took);
+
 }  // namespace mp

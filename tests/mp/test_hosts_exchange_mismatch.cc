@@ -1,11 +1,15 @@
 // Part of case `hosts` (test_hosts.cc): mismatches inside a host in the collectives whose network
-// step is a batch with ranks beyond the rail (net::Rail::exchange): alltoall by rail and direct,
-// gather and scatter. Local rank 1 of host 0 (the root's host) calls with twice the others'
-// count; its host's local step fails, and its ranks still run the call's network batch void
-// (net::Rail::fail_call), which tells every rank it sends to or hears from. The call must fail
-// on every rank, with sclInvalidUsage, and the matched call after it be right everywhere: the
+// step is a batch with ranks beyond the rail (net::Rail::exchange, exchange_even): alltoall by rail
+// and direct, gather and scatter. Local rank 1 of host 0 (the root's host) calls with twice the
+// others' count; its host's local step fails, and its ranks still run the call's network batch
+// void (net::Rail::fail_call), which tells every rank it sends to or hears from. The call must
+// fail on every rank, with sclInvalidUsage, and the matched call after it be right everywhere: the
 // hosts stay in step, where skipping the batch would leave the other hosts' messages for the
-// next call to meet (and end the communicator there).
+// next call to meet (and end the communicator there). Where twice the count takes rank 1's
+// blocks past the one-sided size (STRATACL_NET_ONE_SIDED_MIN_BYTES) and the others' not, its
+// void batch is one-sided and theirs two-sided: messages meet clear-to-sends and notices, which
+// the provider cannot take back, so the communicator may end there; the next call must then fail
+// everywhere, within seconds, as after a mismatch between hosts.
 #include <string>
 #include <vector>
 
@@ -15,7 +19,7 @@
 namespace mp {
 namespace {
 
-enum class Exchange { kAlltoAllByRail, kAlltoAllDirect, kGather, kScatter };
+enum class Exchange { kAlltoAllByRail, kAlltoAllDirect, kAlltoAllStraddle, kGather, kScatter };
 
 const char* name_of(Exchange e) {
   switch (e) {
@@ -23,6 +27,8 @@ const char* name_of(Exchange e) {
       return "alltoall by rail";
     case Exchange::kAlltoAllDirect:
       return "alltoall direct";
+    case Exchange::kAlltoAllStraddle:
+      return "alltoall direct, across the one-sided size";
     case Exchange::kGather:
       return "gather";
     case Exchange::kScatter:
@@ -86,8 +92,12 @@ void fill_input(Exchange e, std::vector<int32_t>& in, size_t count, const Comm& 
 void exchange_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, Exchange e) {
   const int per = ranks_per_host();
   if (per < 2) return;  // a lone rank has no local step to fail in
-  // By rail: a host's L blocks in one message up to 128 KiB (hier/alltoall.cc); direct: beyond.
-  const size_t count = e == Exchange::kAlltoAllByRail ? 16 : (size_t(32) << 10) + 1;
+  // By rail: a host's L blocks in one message up to 128 KiB (hier/alltoall.cc); direct: beyond,
+  // with blocks of 96 KiB + 4 (twice: 192 KiB + 8) on the same side of the one-sided size (256
+  // KiB by default), or of 128 KiB + 4 (twice: 256 KiB + 8) across it.
+  const size_t count = e == Exchange::kAlltoAllByRail   ? 16
+                       : e == Exchange::kAlltoAllDirect ? (size_t(24) << 10) + 1
+                                                        : (size_t(32) << 10) + 1;
   const size_t n = size_t(w.n), odd = w.rank == 1 ? 2 : 1;
   std::vector<int32_t> in(2 * count * n), out(2 * count * n, -1);
   fill_input(e, in, odd * count, w);
@@ -108,15 +118,19 @@ void exchange_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, Exchange
                       count,
                       e == Exchange::kGather || e == Exchange::kScatter ? 0 : -1,
                       "local rank 1 of the root's host calls twice the count"};
-  failed_then_right(tally, info, first, first_msg, false, second, second_msg, right, took);
+  if (e == Exchange::kAlltoAllStraddle) {
+    hosts_in_step(w, tally, info, first, first_msg, second, right, took);
+  } else {
+    failed_then_right(tally, info, first, first_msg, false, second, second_msg, right, took);
+  }
   MP_OK(sclCommDestroy(child));
 }
 
 }  // namespace
 
 void exchange_mismatches_keep_hosts_in_step(const Comm& w, Tally& tally) {
-  for (Exchange e : {Exchange::kAlltoAllByRail, Exchange::kAlltoAllDirect, Exchange::kGather,
-                     Exchange::kScatter}) {
+  for (Exchange e : {Exchange::kAlltoAllByRail, Exchange::kAlltoAllDirect,
+                     Exchange::kAlltoAllStraddle, Exchange::kGather, Exchange::kScatter}) {
     exchange_mismatch_keeps_hosts_in_step(w, tally, e);
   }
 }

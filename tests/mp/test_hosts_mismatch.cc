@@ -122,6 +122,19 @@ void failed_then_right(Tally& tally, const CallInfo& info, sclResult_t first,
   tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s");
 }
 
+void hosts_in_step(const Comm& w, Tally& tally, const CallInfo& info, sclResult_t first,
+                   const std::string& first_msg, sclResult_t second, bool right, double took) {
+  const bool named = first == sclInvalidUsage;
+  tally.expect(named || first == sclRemoteError, info,
+               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
+  tally.expect(second != sclSuccess || right, info, "the second call succeeded with wrong data");
+  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s: " + first_msg);
+  int32_t flags[3] = {right, -int32_t(right), named}, both[3] = {0, 0, 0};
+  MP_OK(sclAllReduce(flags, both, 3, sclInt32, sclMax, w.comm, nullptr));
+  tally.expect(both[0] == -both[1], info, "the second call was right on some ranks only");
+  tally.expect(both[2] == 1, info, "no rank named the mismatch");
+}
+
 namespace {
 
 // A mismatch inside one host (its local rank 1 calls with twice the count) fails that host's
@@ -149,22 +162,6 @@ void local_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally) {
   failed_then_right(tally, info, first, first_msg, false, second, sclGetLastError(child), right,
                     took);
   MP_OK(sclCommDestroy(child));
-}
-
-// The verdict on a mismatched call inside a host and the call after it: the first failed on this
-// rank (sclInvalidUsage where it was named), within seconds with the second, and the second was
-// right everywhere or failed everywhere; some rank named the mismatch.
-void hosts_in_step(const Comm& w, Tally& tally, const CallInfo& info, sclResult_t first,
-                   const std::string& first_msg, sclResult_t second, bool right, double took) {
-  const bool named = first == sclInvalidUsage;
-  tally.expect(named || first == sclRemoteError, info,
-               std::string("the first call: ") + sclGetErrorString(first) + ": " + first_msg);
-  tally.expect(second != sclSuccess || right, info, "the second call succeeded with wrong data");
-  tally.expect(took < 10, info, "the two calls took " + std::to_string(took) + " s: " + first_msg);
-  int32_t flags[3] = {right, -int32_t(right), named}, both[3] = {0, 0, 0};
-  MP_OK(sclAllReduce(flags, both, 3, sclInt32, sclMax, w.comm, nullptr));
-  tally.expect(both[0] == -both[1], info, "the second call was right on some ranks only");
-  tally.expect(both[2] == 1, info, "no rank named the mismatch");
 }
 
 // Within every host, local rank 1 allgathers (or reduce-scatters) H times the count of the
