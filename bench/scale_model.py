@@ -222,13 +222,14 @@ def strata(coll, S, H, L, f):
         copy((H - 1) * L * b, L)
     elif coll == "alltoall" and L > 1 and L * b <= BY_RAIL_MAX:
         # By rail: one local step gathers each rank's whole output (its host's blocks and one
-        # pack of L blocks per other host), then one message per other host. Rail::exchange is
-        # two-sided at every size: no clear-to-send round.
+        # pack of L blocks per other host), then one message per other host (two-sided: a pack
+        # stays below the one-sided size).
         local("alltoall", S)
         rnd(2 * (H - 1), L * (H - 1) * L * b, P * (H - 1) * L * b, L, 0)
     elif coll == "alltoall":
         local("alltoall", L * b) if L > 1 else copy(b, 1)
-        rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, 0)  # a message per remote rank
+        # a block per remote rank, one-sided from its size on (Rail::exchange_even)
+        rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, b)
     elif coll == "broadcast":
         # hier/broadcast.cc: from blocks of SPLIT_BCAST_MIN_BLOCK, split over the rails (the
         # root's host scatters, each rail broadcasts its block, every host allgathers); else the
