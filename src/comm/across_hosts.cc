@@ -33,8 +33,8 @@ struct Card {
   uint8_t name[112] = {};
 };
 
-// One-sided transfers need every rank of the rail to choose alike, so the setting must agree and
-// every endpoint must be able to write; otherwise the ranks would wait on each other's
+// One-sided transfers need every rank of the communicator to choose alike, so the setting must
+// agree and every endpoint must be able to write; otherwise the ranks would wait on each other's
 // clear-to-sends and messages. Disagreement fails the init or split, naming the rank.
 Status agree_one_sided(const std::vector<Card>& cards, int self, net::Rail& rail) {
   bool all_write = true;

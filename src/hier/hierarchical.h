@@ -22,7 +22,7 @@
 //   barrier         local barrier, rail 0 barrier, a local broadcast of rail 0's outcome.
 //   alltoall        small blocks: one local step gathers, for each host, the blocks of the
 //                   host's ranks for our rail peer there; one message per rail and host pair.
-//                   Larger ones as alltoallv.
+//                   Larger ones as alltoallv, their blocks one-sided from the one-sided size.
 //   alltoallv       local alltoallv for the host's blocks; the rest straight over the network.
 //   gather/scatter  the root's host locally; other ranks' blocks straight to or from the root.
 //   send/recv       local single copy within the host; network messages between hosts.

@@ -42,9 +42,10 @@ InfoPtr hints(bool rma, bool directed) {
 //  - The eager limit. rxm turns a message above 16 KiB into a rendezvous: a round trip more, and
 //    a sender that must progress again before the data moves. With manual progress that tripled
 //    allreduce and broadcast at 32 KiB and doubled them at 256 KiB. So the limit becomes
-//    kNetEagerMaxBytes (256 KiB); larger rail transfers go one-sided after our own
-//    clear-to-send (the default of STRATACL_NET_ONE_SIDED_MIN_BYTES is the same constant),
-//    larger exchange and point-to-point messages by rxm's rendezvous. Not higher: at 1 MiB,
+//    kNetEagerMaxBytes (256 KiB); from there rail transfers and the blocks of alltoall, gather
+//    and scatter go one-sided after our own clear-to-send (the default of
+//    STRATACL_NET_ONE_SIDED_MIN_BYTES is the same constant), larger alltoallv and
+//    point-to-point messages by rxm's rendezvous. Not higher: at 1 MiB,
 //    alltoalls and allgathers of 256-512 KiB blocks at 4 hosts ran 2.6-3.3x slower. Over verbs
 //    it must equal rxm's buffer size, so it is left alone there.
 //  - The receive buffers each connection asks for. rxm documents 128 but passes 0, the tcp

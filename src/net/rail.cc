@@ -20,7 +20,8 @@ namespace {
 // argument hash in 17, and its number in 6), then the batch number in 16, which may wrap:
 // batches of one space complete in order, so no message can be 2^16 batches old. Rail and world
 // receives of data match any call and batch of their peer, in either of those two spaces, and
-// compare all three once the message has landed (run_signed(), exchange(); size words match
+// compare all three once the message has landed (run_signed(), exchange(), exchange_even(); size
+// words match
 // their own batch). The call's number keeps hosts in step where a host skipped a call's rail
 // batches (a fatal failure there, or a group's call after one that failed): its next call's
 // messages carry the batch numbers the other hosts still wait for, and only the number says they
@@ -182,7 +183,8 @@ Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline&
     // otherwise leave the other call's message unmatched and both sides waiting for their
     // deadlines. Matching stays right without the number: a peer sends us at most one rail
     // message per batch, and the provider delivers one sender's messages in order. The same
-    // holds for a world batch's message (exchange()), which lands too (kRailOrWorld): a call
+    // holds for a world batch's message (exchange(), exchange_even()), which lands too
+    // (kRailOrWorld): a call
     // whose messages go along the rails against one whose messages form a world batch (an
     // allreduce against an alltoall) is named at once, where neither side's receives would meet
     // the other's messages before the deadline.

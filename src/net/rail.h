@@ -84,8 +84,9 @@ class Rail {
   int small_allreduce_copies() const {
     return doubling(topo_.hosts) ? log2_rounds(topo_.hosts) : topo_.hosts - 1;
   }
-  // Rail transfers of at least `bytes` go one-sided from now on (-1: none; at first, none).
-  // Every rank of the rail must set the same value at the same point: the owner agrees on it.
+  // Rail transfers, and exchange_even()'s, of at least `bytes` go one-sided from now on (-1:
+  // none; at first, none). Every rank of the communicator must set the same value at the same
+  // point: the owner agrees on it.
   void set_one_sided_min(int64_t bytes) { one_sided_min_ = ep_->writes() ? bytes : -1; }
   // Before the rail goes: lets small sends the provider still holds leave (Endpoint::flush).
   void flush() { ep_->flush(kFlushNs); }
@@ -245,9 +246,11 @@ class Rail {
   // give way to the failure.
   Status exchange(std::span<Transfer> batch, const Deadline& d);
   // exchange() of a batch whose every transfer moves `bytes`, on every rank (alltoall, gather,
-  // scatter: the call's signature holds the size). Both ends of each transfer know its size, so
-  // from set_one_sided_min()'s size on the batch goes one-sided, as a rail batch does, instead of
-  // by the provider's rendezvous; below, it is exchange().
+  // scatter: the call's signature holds the size), with at most one transfer per peer and
+  // direction (one-sided writes land by sender and tag, net/one_sided.cc). Both ends of each
+  // transfer know its size, so from set_one_sided_min()'s size on the batch goes one-sided, as a
+  // rail batch does, instead of by the provider's eager or rendezvous protocol; below, it is
+  // exchange(). Every rank calls one of the two for such a call, so the numbering holds.
   Status exchange_even(std::span<Transfer> batch, size_t bytes, const Deadline& d);
   // Point-to-point: the k-th send from a to b matches b's k-th receive from a (NCCL's order).
   Status point_to_point(std::span<Transfer> batch, const Deadline& d);
@@ -362,7 +365,7 @@ class Rail {
   bool failed_here_ = false;               // fail_call() since begin()
   uint64_t calls_ = 0;                     // begin()s so far: every rank counts every call
   uint64_t tag_ = 0;                       // rail batches
-  uint64_t world_tag_ = 0;                 // exchange() batches
+  uint64_t world_tag_ = 0;                 // exchange() and exchange_even() batches
   std::vector<uint64_t> sent_, received_;  // point-to-point, per world rank
   char* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;

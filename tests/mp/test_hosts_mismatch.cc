@@ -50,12 +50,13 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   // several ranks (one pack per rail peer), the others' large enough to go straight to every
   // remote rank, so a rank receives packs or blocks it did not expect (with one rank per host,
   // a count mismatch: from 4 hosts host 0's rounds, rail batches, against the others' world
-  // batch; at 2 and 3 hosts both direct).
+  // batch; at 2 and 3 hosts both direct, the others' blocks of 256 KiB one-sided, host 0's
+  // messages).
   const size_t by_rail = 16, direct = size_t(64) << 10;
   // "rail vs world": host 0 allreduces, the others alltoall: the allreduce's messages go along
-  // the rails, the alltoall's are a world batch (net::Rail::exchange), and each side's receives
-  // must still meet the other's messages (where the alltoall goes in Bruck's rounds, at 4x1 and
-  // 6x1, rail batches on both sides, whose first rounds both send up the hosts). "gather vs
+  // the rails, the alltoall's are a world batch (net::Rail::exchange_even), and each side's
+  // receives must still meet the other's messages (where the alltoall goes in Bruck's rounds, at
+  // 4x1 and 6x1, rail batches on both sides, whose first rounds both send up the hosts). "gather vs
   // rail": the others gather to rank 0, whose allreduce's receive meets their blocks, while they
   // wait for its size words.
   std::vector<int32_t> exchanged(direct * size_t(w.n));
