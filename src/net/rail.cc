@@ -21,12 +21,11 @@ namespace {
 // batches of one space complete in order, so no message can be 2^16 batches old. Rail and world
 // receives of data match any call and batch of their peer, in either of those two spaces, and
 // compare all three once the message has landed (run_signed(), exchange(), exchange_even(); size
-// words match
-// their own batch). The call's number keeps hosts in step where a host skipped a call's rail
-// batches (a fatal failure there, or a group's call after one that failed): its next call's
-// messages carry the batch numbers the other hosts still wait for, and only the number says they
-// are another call's (a mismatch, named at once, never data taken for this call's). Point-to-point
-// tags use all 43 bits below the space for their number.
+// words match their own batch). The call's number keeps hosts in step where a host skipped a
+// call's rail batches (a fatal failure there, or a group's call after one that failed): its next
+// call's messages carry the batch numbers the other hosts still wait for, and only the number
+// says they are another call's (a mismatch, named at once, never data taken for this call's).
+// Point-to-point tags use all 43 bits below the space for their number.
 constexpr uint64_t kWorldTags = uint64_t(1) << 43;
 constexpr uint64_t kP2PTags = uint64_t(2) << 43;
 constexpr uint64_t kSizeTags = uint64_t(3) << 43;  // run_sized()'s expectations
@@ -184,10 +183,9 @@ Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline&
     // deadlines. Matching stays right without the number: a peer sends us at most one rail
     // message per batch, and the provider delivers one sender's messages in order. The same
     // holds for a world batch's message (exchange(), exchange_even()), which lands too
-    // (kRailOrWorld): a call
-    // whose messages go along the rails against one whose messages form a world batch (an
-    // allreduce against an alltoall) is named at once, where neither side's receives would meet
-    // the other's messages before the deadline.
+    // (kRailOrWorld): a call whose messages go along the rails against one whose messages form a
+    // world batch (an allreduce against an alltoall) is named at once, where neither side's
+    // receives would meet the other's messages before the deadline.
     t.ignore = kCallMask | kBatchMask | kRailOrWorld;
   }
   return run_tagged(batch, d);
