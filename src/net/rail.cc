@@ -152,25 +152,17 @@ Status Rail::run(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
   return went_through(run_signed(batch, call_ | (++tag_ & kBatchMask), patience(d)), batch);
 }
 
-Status Rail::exchange(std::span<Transfer> batch, const Deadline& d) {
+Status Rail::world_batch(std::span<Transfer> batch, const Deadline& d, bool one_sided) {
   // After a failure, the batch's transfers say so, and its sends carry nothing (fail_call()),
-  // as a rail batch's.
-  const uint64_t tag = kWorldTags | call_ | (++world_tag_ & kBatchMask) | failed_bit();
-  // Its receives take a rail batch's message as well as a world batch's (kRailOrWorld), as a
-  // rail batch's receives do.
-  for (Transfer& t : batch) t.tag = tag, t.ignore = kCallMask | kBatchMask | kRailOrWorld;
-  return settle(went_through(run_sized(batch, patience(d), true), batch));
-}
-
-Status Rail::exchange_even(std::span<Transfer> batch, size_t bytes, const Deadline& d) {
-  if (!one_sided(bytes)) return exchange(batch, d);
-  // The same tags as exchange()'s; no size words: a clear-to-send says the size, and the sender
-  // checks it (net/one_sided.cc).
+  // as a rail batch's; its receives take a rail batch's message as well as a world batch's
+  // (kRailOrWorld), as a rail batch's do. One-sided, it has no size words: a clear-to-send says
+  // the size, and the sender checks it (net/one_sided.cc).
   const uint64_t tag = kWorldTags | call_ | (++world_tag_ & kBatchMask) | failed_bit();
   for (Transfer& t : batch) {
-    t.tag = tag, t.ignore = kCallMask | kBatchMask | kRailOrWorld, t.one_sided = true;
+    t.tag = tag, t.ignore = kCallMask | kBatchMask | kRailOrWorld, t.one_sided = one_sided;
   }
-  return settle(went_through(run_tagged(batch, patience(d)), batch));
+  const Deadline p = patience(d);
+  return settle(went_through(one_sided ? run_tagged(batch, p) : run_sized(batch, p, true), batch));
 }
 
 Status Rail::run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d) {

@@ -244,14 +244,18 @@ class Rail {
   // (fail_call()) it runs void as a rail batch does: a send carries no data (only the size word
   // where that rides in its header), a size word of its own goes void too, and the size checks
   // give way to the failure.
-  Status exchange(std::span<Transfer> batch, const Deadline& d);
+  Status exchange(std::span<Transfer> batch, const Deadline& d) {
+    return world_batch(batch, d, false);
+  }
   // exchange() of a batch whose every transfer moves `bytes`, on every rank (alltoall, gather,
   // scatter: the call's signature holds the size), with at most one transfer per peer and
   // direction (one-sided writes land by sender and tag, net/one_sided.cc). Both ends of each
   // transfer know its size, so from set_one_sided_min()'s size on the batch goes one-sided, as a
   // rail batch does, instead of by the provider's eager or rendezvous protocol; below, it is
   // exchange(). Every rank calls one of the two for such a call, so the numbering holds.
-  Status exchange_even(std::span<Transfer> batch, size_t bytes, const Deadline& d);
+  Status exchange_even(std::span<Transfer> batch, size_t bytes, const Deadline& d) {
+    return world_batch(batch, d, one_sided(bytes));
+  }
   // Point-to-point: the k-th send from a to b matches b's k-th receive from a (NCCL's order).
   Status point_to_point(std::span<Transfer> batch, const Deadline& d);
   static Transfer send_to(int peer, const void* buf, size_t bytes);
@@ -345,6 +349,8 @@ class Rail {
   Status run_tagged(std::span<Transfer> batch, const Deadline& d);
   // A rail batch, its transfers one-sided or all messages.
   Status run(std::span<Transfer> batch, const Deadline& d, bool one_sided);
+  // exchange()'s and exchange_even()'s batch: world tags, one-sided or messages with size words.
+  Status world_batch(std::span<Transfer> batch, const Deadline& d, bool one_sided);
   // Whether an operation whose transfers are about `bytes` each goes one-sided: decided per
   // operation from a size every rank computes alike from the call's arguments (whose hash the
   // tags check), never per transfer, so that every batch holds one kind only.
