@@ -30,7 +30,7 @@ import sys
 
 # The library's thresholds and choices.
 from scale_rules import (BY_RAIL_MAX, DIRECT_MAX, DOUBLING_MIN_HOSTS, ES,
-                         ONE_SIDED_MIN, SG_MAX_ROUND, SG_MIN_HOSTS,
+                         one_sided, SG_MAX_ROUND, SG_MIN_HOSTS,
                          SPLIT_BCAST_MIN_BLOCK, SPLIT_MIN_REDUNDANT, SPREAD_MIN_HOSTS,
                          allreduce_halves_pay,
                          alltoall_in_rounds, alltoall_rounds, chain_segments, gather_rounds,
@@ -99,10 +99,11 @@ def strata(coll, S, H, L, f):
     def turn(act):  # a wait for another rank, which may be queued behind others on its core
         t["turns"] += f.tau * (f.crowd(H, act) - 1)
 
-    def rnd(msgs, host, total, act, xfer, latency=True):  # one network round
+    def rnd(msgs, host, total, act, xfer, latency=True, senders=1):  # one network round
         # msgs: the busiest rank's; host: bytes the busiest host sends, spread over its act
-        # sending ranks; total: all hosts'; latency: whether its latency adds to the call's
-        t["alpha"] += f.alpha * (2 if xfer >= ONE_SIDED_MIN else 1) * latency
+        # sending ranks; total: all hosts'; latency: whether its latency adds to the call's;
+        # senders: the most ranks a rank hears from at once (the one-sided size halves from 3)
+        t["alpha"] += f.alpha * (2 if one_sided(xfer, senders) else 1) * latency
         t["msgs"] += f.o * msgs * f.crowd(H, act)
         t["wire"] += max(us(host, f.beta_host), us(host / act, f.beta_rank),
                          us(total, f.beta_shared))
@@ -153,12 +154,12 @@ def strata(coll, S, H, L, f):
             # l + 1 + L, ... on, ceil((H - 1) / L) messages each way; a local allgather of the
             # sums (and a result word each); every rank reduces the H sums in host order
             runs = -(-(H - 1) // L)
-            rnd(2 * runs, (H - 1) * S, H * (H - 1) * S, min(L, H - 1), S)
+            rnd(2 * runs, (H - 1) * S, H * (H - 1) * S, min(L, H - 1), S, senders=runs)
             local("allgather", L * (runs * S + 8))
             reduce(H, S, L)
         elif x > DIRECT_MAX and H >= SG_MIN_HOSTS and (H - 1) * (x / H) <= SG_MAX_ROUND:
             for _ in range(2):  # chunk h to host h, reduced there; the results back to all
-                rnd(2 * (H - 1), (H - 1) * S / H, (H - 1) * S, L, x / H)
+                rnd(2 * (H - 1), (H - 1) * S / H, (H - 1) * S, L, x / H, senders=H - 1)
             reduce(H, x / H, L)
         elif x > DIRECT_MAX:
             for _ in range(2 * (H - 1)):  # ring reduce-scatter, then ring allgather
@@ -178,7 +179,7 @@ def strata(coll, S, H, L, f):
             gather_in_rounds(x / H)
             copy(x, L)
         else:
-            rnd(2 * (H - 1), L * (H - 1) * x, H * L * (H - 1) * x, L, x)
+            rnd(2 * (H - 1), L * (H - 1) * x, H * L * (H - 1) * x, L, x, senders=H - 1)
             reduce(H, x, L)
         if split and L > 1:
             local("allgather", S)
@@ -189,7 +190,7 @@ def strata(coll, S, H, L, f):
             gather_in_rounds(b)
             copy((H - 1) * b, L)
         else:
-            rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
+            rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b, senders=H - 1)
         if L > 1:  # one local allgather of H runs, one per host's blocks, in place
             local_runs("allgather", S, H)
     elif coll == "reduce_scatter":
@@ -200,7 +201,8 @@ def strata(coll, S, H, L, f):
             # them (and a result word each); every rank reduces its block of the H partials
             runs = -(-(H - 1) // L)
             local("allreduce", S)
-            rnd(2 * runs, (H - 1) * L * b, H * (H - 1) * L * b, min(L, H - 1), L * b)
+            rnd(2 * runs, (H - 1) * L * b, H * (H - 1) * L * b, min(L, H - 1), L * b,
+                senders=runs)
             local("allgather", L * (runs * L * b + 8))
             reduce(H, b, L)
             return t
@@ -209,7 +211,7 @@ def strata(coll, S, H, L, f):
         if rounds and H * b <= DIRECT_MAX:  # Bruck's rounds backwards: parts reduced on the way
             reduce_scatter_in_rounds(b)
         else:
-            rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b)
+            rnd(2 * (H - 1), L * (H - 1) * b, P * (H - 1) * b, L, b, senders=H - 1)
             reduce(H, b, L)
     elif coll == "alltoall" and alltoall_in_rounds(H, L, L * b):
         # In rounds (Bruck's): the local step packs as by rail (alone on its host, a rank copies
@@ -229,7 +231,7 @@ def strata(coll, S, H, L, f):
     elif coll == "alltoall":
         local("alltoall", L * b) if L > 1 else copy(b, 1)
         # a block per remote rank, one-sided from its size on (Rail::exchange_even)
-        rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, b)
+        rnd(2 * (P - L), L * (P - L) * b, P * (P - L) * b, L, b, senders=P - L)
     elif coll == "broadcast":
         # hier/broadcast.cc: from blocks of SPLIT_BCAST_MIN_BLOCK, split over the rails (the
         # root's host scatters, each rail broadcasts its block, every host allgathers); else the

@@ -12,6 +12,8 @@ BY_RAIL_MAX = 128 << 10      # hier's kByRailMaxBytes: alltoall by rail while L 
 A2A_MSG_BYTES = 6 << 10      # net::Rail::kAlltoallBytesPerMessageCost: alltoall in rounds or not
 HALVES_MSG_BYTES = 16 << 10  # net::Rail::kHalvesBytesPerMessageCost: allreduce in halves or not
 ONE_SIDED_MIN = 256 << 10    # STRATACL_NET_ONE_SIDED_MIN_BYTES: a clear-to-send first (+alpha)
+MANY_SENDERS = 3             # net::Rail::kManySenders: from here, one-sided from less
+MOST_SENDERS_COUNTED = 4     # net::Rail::kMostSendersCounted: not below a quarter
 SG_MIN_HOSTS = 4             # net::Rail::kScatterGatherMinHosts: scatter-gather, not the ring,
 SG_MAX_ROUND = 192 << 10     # while H - 1 chunks are at most kScatterGatherMaxRoundBytes
 CHAIN_MSG_BYTES = 128 << 10  # net::Rail::kChainBytesPerMessageCost: chain or flat broadcast
@@ -20,6 +22,13 @@ TREE_MIN_HOSTS = 4           # net::Rail::kTreeMinHosts: broadcasts down trees o
 WIDE_TREE_MAX = 64           # net::Rail::kWideTreeMaxBytes: up to here radix TREE_RADIX, above 2
 TREE_RADIX = 2               # STRATACL_NET_TREE_RADIX
 SPLIT_BCAST_MIN_BLOCK = 128 << 10  # hier's kSplitBroadcastMinBlock: broadcast split over rails
+
+
+def one_sided(xfer, senders):
+    """net::Rail::one_sided_at: whether transfers of `xfer` bytes, up to `senders` of them into
+    a rank at once, go after a clear-to-send."""
+    over = min(senders, MOST_SENDERS_COUNTED) if senders >= MANY_SENDERS else 1
+    return xfer >= -(-ONE_SIDED_MIN // over)
 
 
 def tree_radix(S, H):

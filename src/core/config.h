@@ -42,8 +42,9 @@ enum class Var : int {
 
 // The largest transfer between hosts sent eager over rxm/tcp: both rxm's eager limit, which
 // net/provider.cc sets over tcp, and the default of STRATACL_NET_ONE_SIDED_MIN_BYTES, from which
-// (inclusive) rail transfers and the blocks of alltoall, gather and scatter go one-sided. One
-// decision, so one value (docs/PERFORMANCE.md, "The rxm eager limit").
+// (inclusive) rail transfers and the blocks of alltoall, gather and scatter go one-sided (from
+// less where a rank takes them from three or more ranks at once: net::Rail::one_sided_at).
+// One decision, so one value (docs/PERFORMANCE.md, "The rxm eager limit").
 inline constexpr int64_t kNetEagerMaxBytes = 256 * 1024;
 
 enum class Source { kDefault, kEnvironment, kConfig };

@@ -43,7 +43,8 @@ Status direct(Context& c, const Call& call, bool even) {
         net::Rail::recv_from(w, call.recv + call.rdispls[w] * es, call.recvcounts[w] * es));
   }
   const Deadline& d = c.local.deadline();
-  SCL_TRY(c.rail_step(even ? c.rail.exchange_even(batch, call.count * es, d)
+  const int senders = c.world_ranks - t.per_host;  // every rank of the other hosts
+  SCL_TRY(c.rail_step(even ? c.rail.exchange_even(batch, call.count * es, senders, d)
                            : c.rail.exchange(batch, d)));
   return c.outcome();
 }

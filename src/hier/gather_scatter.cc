@@ -44,7 +44,8 @@ Status gather(Context& c, const Call& call) {
                                     call.count, t.local_of(call.root))));
   }
   std::vector<net::Transfer> batch = root_batch(c, call, true);
-  SCL_TRY(c.rail_step(c.rail.exchange_even(batch, bytes, c.local.deadline())));
+  const int senders = c.world_ranks - t.per_host;  // to the root, every rank of the other hosts
+  SCL_TRY(c.rail_step(c.rail.exchange_even(batch, bytes, senders, c.local.deadline())));
   return c.outcome();
 }
 
@@ -60,7 +61,7 @@ Status scatter(Context& c, const Call& call) {
                                     call.count, t.local_of(call.root))));
   }
   std::vector<net::Transfer> batch = root_batch(c, call, false);
-  SCL_TRY(c.rail_step(c.rail.exchange_even(batch, bytes, c.local.deadline())));
+  SCL_TRY(c.rail_step(c.rail.exchange_even(batch, bytes, 1, c.local.deadline())));
   return c.outcome();
 }
 

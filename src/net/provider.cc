@@ -44,7 +44,8 @@ InfoPtr hints(bool rma, bool directed) {
 //    allreduce and broadcast at 32 KiB and doubled them at 256 KiB. So the limit becomes
 //    kNetEagerMaxBytes (256 KiB); from there rail transfers and the blocks of alltoall, gather
 //    and scatter go one-sided after our own clear-to-send (the default of
-//    STRATACL_NET_ONE_SIDED_MIN_BYTES is the same constant), larger alltoallv and
+//    STRATACL_NET_ONE_SIDED_MIN_BYTES is the same constant; from less where a rank takes
+//    them from three or more ranks at once, net::Rail::one_sided_at), larger alltoallv and
 //    point-to-point messages by rxm's rendezvous. Not higher: at 1 MiB,
 //    alltoalls and allgathers of 256-512 KiB blocks at 4 hosts ran 2.6-3.3x slower. Over verbs
 //    it must equal rxm's buffer size, so it is left alone there.

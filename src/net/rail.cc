@@ -113,10 +113,6 @@ Status Rail::run_tagged(std::span<Transfer> batch, const Deadline& d) {
 
 Rail::~Rail() { release_scratch(); }
 
-bool Rail::one_sided(size_t bytes) const {
-  return one_sided_min_ >= 0 && bytes >= uint64_t(one_sided_min_);
-}
-
 Deadline Rail::patience(const Deadline& d) const {
   // A call that failed here waits for its peers' part at most kFailedCallPatienceMs a batch: a
   // rank whose own call differs from its peers' (a reduce to another root, another collective)
@@ -342,7 +338,7 @@ Status Rail::allreduce_scatter_gather(const char* input, const Chunks& ch, sclDa
   const int H = topo_.hosts, me = topo_.host;
   const size_t mine = ch.bytes(me);
   SCL_ASSIGN_OR_RETURN(char* in, scratch(mine * size_t(H)));
-  const bool os = one_sided(ch.bytes(0));
+  const bool os = one_sided(ch.bytes(0), H - 1);
   std::vector<Transfer> batch;
   for (int h = 0; h < H; ++h) {
     if (h == me) continue;
@@ -403,7 +399,7 @@ Status Rail::allgather(std::span<char* const> blocks, size_t bytes, const Deadli
     batch.push_back(send_to(peer(h), blocks[size_t(topo_.host)], bytes));
     batch.push_back(recv_from(peer(h), blocks[size_t(h)], bytes));
   }
-  return settle(run(batch, d, one_sided(bytes)));
+  return settle(run(batch, d, one_sided(bytes, topo_.hosts - 1)));
 }
 
 Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, const Deadline& d) {
@@ -447,7 +443,7 @@ Status Rail::reduce_scatter_direct(std::span<const char* const> parts, char* out
     batch.push_back(send_to(peer(h), parts[size_t(h)], bytes));
     batch.push_back(recv_from(peer(h), in + size_t(h) * bytes, bytes));
   }
-  SCL_TRY(run(batch, d, one_sided(bytes)));
+  SCL_TRY(run(batch, d, one_sided(bytes, H - 1)));
   std::vector<const void*> srcs;
   for (int h = 0; h < H; ++h) srcs.push_back(h == me ? parts[size_t(me)] : in + size_t(h) * bytes);
   if (failure_.ok()) reduce::reduce_n(out, srcs.data(), H, count, dt, op, 1);
@@ -458,7 +454,7 @@ Status Rail::reduce(const char* mine, char* out, size_t count, sclDataType_t dt,
                     int root, const Deadline& d) {
   const int H = topo_.hosts;
   const size_t bytes = count * dtype_size(dt);
-  const bool os = one_sided(bytes);
+  const bool os = one_sided(bytes, H - 1);  // the root takes H - 1 at once
   if (topo_.host != root) {
     Transfer t = send_to(peer(root), mine, bytes);
     SCL_TRY(run(std::span(&t, 1), d, os));

@@ -4,9 +4,10 @@
 // algorithm over the rail's endpoint; every rank of the rail calls the same ones in the same
 // order, and each batch gets a fresh tag; a message of another call or batch that lands in a
 // receive is reported as a mismatch, never taken for this call's data.
-// Transfers from set_one_sided_min()'s size on are written one-sided into the receiver's
-// registered buffer (net/one_sided.cc); exchange() and point_to_point() stay messages, as the two
-// ends of their transfers may disagree on sizes (exchange_even()'s, whose sizes agree, need not).
+// Transfers from one_sided()'s size on (set_one_sided_min()'s, or less where a rank takes
+// transfers from many ranks at once) are written one-sided into the receiver's registered buffer
+// (net/one_sided.cc); exchange() and point_to_point() stay messages, as the two ends of their
+// transfers may disagree on sizes (exchange_even()'s, whose sizes agree, need not).
 #pragma once
 
 #include <algorithm>
@@ -84,9 +85,9 @@ class Rail {
   int small_allreduce_copies() const {
     return doubling(topo_.hosts) ? log2_rounds(topo_.hosts) : topo_.hosts - 1;
   }
-  // Rail transfers, and exchange_even()'s, of at least `bytes` go one-sided from now on (-1:
-  // none; at first, none). Every rank of the communicator must set the same value at the same
-  // point: the owner agrees on it.
+  // Rail transfers, and exchange_even()'s, of at least `bytes` (less where many send:
+  // one_sided_at()) go one-sided from now on (-1: none; at first, none). Every rank of the
+  // communicator must set the same value at the same point: the owner agrees on it.
   void set_one_sided_min(int64_t bytes) { one_sided_min_ = ep_->writes() ? bytes : -1; }
   // Before the rail goes: lets small sends the provider still holds leave (Endpoint::flush).
   void flush() { ep_->flush(kFlushNs); }
@@ -192,6 +193,21 @@ class Rail {
   // and 0.77-0.87x from 48 KiB; at 5, 1.38-1.53x up to 32 KiB and 0.94-1.00x at 64 KiB: a round
   // costs much where 5 or 6 ranks share 2 cores (docs/PERFORMANCE.md, "Allreduce in halves").
   static constexpr size_t kHalvesBytesPerMessageCost = 16 << 10;
+  // Whether transfers of `bytes`, up to `senders` of them into a rank at once, go one-sided where
+  // the threshold is `min` (-1: never): from `min`; from kManySenders senders on, from `min`
+  // over their count (rounded up), where so many bytes would queue at the receiver, but not below
+  // a quarter of `min`. At 4, 5 and 6 hosts of one rank here the direct rounds' eager transfers
+  // from that size on (128 KiB from 3 senders, 64 KiB from 4) took 1.4-3.6x the time of
+  // one-sided ones; below it, and with one or two senders at 128 KiB, a one-sided transfer's
+  // clear-to-send cost up to 2x (docs/PERFORMANCE.md, "One-sided from less where many send").
+  static bool one_sided_at(int64_t min, size_t bytes, int senders) {
+    if (min < 0) return false;
+    const auto over =
+        uint64_t(senders >= kManySenders ? std::min(senders, kMostSendersCounted) : 1);
+    return bytes >= (uint64_t(min) + over - 1) / over;
+  }
+  static constexpr int kManySenders = 3;
+  static constexpr int kMostSendersCounted = 4;
   // Host `root`'s buf goes to every host's buf: down a tree of hosts (tree_radix()), where every
   // host that has the buffer sends it to k - 1 more in each round (radix H: from the root to every
   // host at once); or, where chain_segments() finds it cheaper (large buffers from 3 hosts), down
@@ -250,11 +266,12 @@ class Rail {
   // exchange() of a batch whose every transfer moves `bytes`, on every rank (alltoall, gather,
   // scatter: the call's signature holds the size), with at most one transfer per peer and
   // direction (one-sided writes land by sender and tag, net/one_sided.cc). Both ends of each
-  // transfer know its size, so from set_one_sided_min()'s size on the batch goes one-sided, as a
-  // rail batch does, instead of by the provider's eager or rendezvous protocol; below, it is
-  // exchange(). Every rank calls one of the two for such a call, so the numbering holds.
-  Status exchange_even(std::span<Transfer> batch, size_t bytes, const Deadline& d) {
-    return world_batch(batch, d, one_sided(bytes));
+  // transfer know its size, so from one_sided()'s size on the batch goes one-sided, as a rail
+  // batch does, instead of by the provider's eager or rendezvous protocol; below, it is
+  // exchange(). `senders`: the most ranks any rank takes a transfer from in the batch, alike on
+  // every rank. Every rank calls one of the two for such a call, so the numbering holds.
+  Status exchange_even(std::span<Transfer> batch, size_t bytes, int senders, const Deadline& d) {
+    return world_batch(batch, d, one_sided(bytes, senders));
   }
   // Point-to-point: the k-th send from a to b matches b's k-th receive from a (NCCL's order).
   Status point_to_point(std::span<Transfer> batch, const Deadline& d);
@@ -353,8 +370,12 @@ class Rail {
   Status world_batch(std::span<Transfer> batch, const Deadline& d, bool one_sided);
   // Whether an operation whose transfers are about `bytes` each goes one-sided: decided per
   // operation from a size every rank computes alike from the call's arguments (whose hash the
-  // tags check), never per transfer, so that every batch holds one kind only.
-  bool one_sided(size_t bytes) const;
+  // tags check), never per transfer, so that every batch holds one kind only. `senders`: the
+  // most peers a rank takes transfers from at once in its batches (H - 1 in a direct round),
+  // alike on every rank (one_sided_at()).
+  bool one_sided(size_t bytes, int senders = 1) const {
+    return one_sided_at(one_sided_min_, bytes, senders);
+  }
   // Tags the batch with `tag` (its space, the call, its number) and runs it; receives match any
   // call, batch, kind of message and rail or world space of their peer, and compare them after.
   Status run_signed(std::span<Transfer> batch, uint64_t tag, const Deadline& d);

@@ -19,7 +19,7 @@ Status Rail::share(const char* mine, size_t stride, size_t bytes, char* from, in
   }
   // Every rank of the rail passes the same first and step: where one's batch is empty (first >=
   // H), all are, and the rail's batches stay numbered alike.
-  return settle(run(batch, d, one_sided(bytes)));
+  return settle(run(batch, d, one_sided(bytes, int(batch.size() / 2))));
 }
 
 }  // namespace stratacl::net

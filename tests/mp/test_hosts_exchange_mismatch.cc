@@ -6,31 +6,43 @@
 // fail on every rank, with sclInvalidUsage, and the matched call after it be right everywhere: the
 // hosts stay in step, where skipping the batch would leave the other hosts' messages for the
 // next call to meet (and end the communicator there). Where twice the count takes rank 1's
-// blocks past the one-sided size (STRATACL_NET_ONE_SIDED_MIN_BYTES) and the others' not, its
-// void batch is one-sided and theirs two-sided: messages meet clear-to-sends and notices, which
-// the provider cannot take back, so the communicator may end there: the next call must be right
-// everywhere or fail everywhere, within seconds, as after a mismatch between hosts. Where both
-// sizes are on one side (STRATACL_NET_ONE_SIDED_MIN_BYTES=1), it must be right everywhere.
+// blocks past the one-sided size (STRATACL_NET_ONE_SIDED_MIN_BYTES, or less where a rank hears
+// from three ranks or more: net::Rail::one_sided_at) and the others' not, its void batch is
+// one-sided and theirs two-sided: messages meet clear-to-sends and notices, which the provider
+// cannot take back, so the communicator may end there: the next call must be right everywhere or
+// fail everywhere, within seconds, as after a mismatch between hosts. Where both sizes are on
+// one side, it must be right everywhere.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "calls.h"
 #include "hosts.h"
+#include "net/rail.h"
 
 namespace mp {
 namespace {
 
-enum class Exchange { kAlltoAllByRail, kAlltoAllDirect, kAlltoAllStraddle, kGather, kScatter };
+enum class Exchange {
+  kAlltoAllByRail,
+  kAlltoAllDirectSmallest,
+  kAlltoAllDirect96,
+  kAlltoAllDirect128,
+  kGather,
+  kScatter
+};
 
 const char* name_of(Exchange e) {
   switch (e) {
     case Exchange::kAlltoAllByRail:
       return "alltoall by rail";
-    case Exchange::kAlltoAllDirect:
-      return "alltoall direct";
-    case Exchange::kAlltoAllStraddle:
-      return "alltoall direct, across the one-sided size";
+    case Exchange::kAlltoAllDirectSmallest:
+      return "alltoall direct, the smallest blocks";
+    case Exchange::kAlltoAllDirect96:
+      return "alltoall direct, 96 KiB + 4 blocks";
+    case Exchange::kAlltoAllDirect128:
+      return "alltoall direct, 128 KiB + 4 blocks";
     case Exchange::kGather:
       return "gather";
     case Exchange::kScatter:
@@ -91,25 +103,30 @@ void fill_input(Exchange e, std::vector<int32_t>& in, size_t count, const Comm& 
   }
 }
 
-// Whether blocks of `count` and of twice it (4-byte elements) fall on either side of the
-// one-sided size the test runs with (default 256 KiB), so that rank 1's batch and its peers'
-// are of two kinds.
-bool straddles(size_t count) {
+// Whether blocks of `count` and of twice it (4-byte elements), each taken from `senders` ranks at
+// once, fall on either side of the one-sided size the test runs with (default 256 KiB), so that
+// rank 1's batch and its peers' are of two kinds.
+bool straddles(size_t count, int senders) {
   const char* env = std::getenv("STRATACL_NET_ONE_SIDED_MIN_BYTES");
-  const long long min = env ? std::atoll(env) : 256 << 10;
-  const auto one_sided = [min](size_t bytes) { return min >= 0 && bytes >= uint64_t(min); };
-  return one_sided(4 * count) != one_sided(8 * count);
+  const int64_t min = env ? std::atoll(env) : 256 << 10;
+  using stratacl::net::Rail;
+  return Rail::one_sided_at(min, 4 * count, senders) != Rail::one_sided_at(min, 8 * count, senders);
 }
 
 void exchange_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, Exchange e) {
   const int per = ranks_per_host();
   if (per < 2) return;  // a lone rank has no local step to fail in
   // By rail: a host's L blocks in one message up to 128 KiB (hier/alltoall.cc); direct: beyond,
-  // with blocks of 96 KiB + 4 (twice: 192 KiB + 8) on the same side of the one-sided size (256
-  // KiB by default), or of 128 KiB + 4 (twice: 256 KiB + 8) across it.
-  const size_t count = e == Exchange::kAlltoAllByRail   ? 16
-                       : e == Exchange::kAlltoAllDirect ? (size_t(24) << 10) + 1
-                                                        : (size_t(32) << 10) + 1;
+  // with the smallest blocks that go direct and no smaller than 48 KiB + 4 (twice: 96 KiB + 8),
+  // blocks of 96 KiB + 4 (twice: 192 KiB + 8) and 128 KiB + 4 (twice: 256 KiB + 8). At the
+  // default one-sided size, where a rank takes blocks from one or two ranks on other hosts only
+  // the last pair straddles it (256 KiB); from three (256 KiB over their count, not below 64
+  // KiB), only the first, where L > 2.
+  const size_t direct_min = std::max<size_t>(size_t(12) << 10, (size_t(32) << 10) / size_t(per));
+  const size_t count = e == Exchange::kAlltoAllByRail           ? 16
+                       : e == Exchange::kAlltoAllDirectSmallest ? direct_min + 1
+                       : e == Exchange::kAlltoAllDirect96       ? (size_t(24) << 10) + 1
+                                                                : (size_t(32) << 10) + 1;
   const size_t n = size_t(w.n), odd = w.rank == 1 ? 2 : 1;
   std::vector<int32_t> in(2 * count * n), out(2 * count * n, -1);
   fill_input(e, in, odd * count, w);
@@ -130,7 +147,9 @@ void exchange_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, Exchange
                       count,
                       e == Exchange::kGather || e == Exchange::kScatter ? 0 : -1,
                       "local rank 1 of the root's host calls twice the count"};
-  if (e == Exchange::kAlltoAllStraddle && straddles(count)) {
+  const bool direct =
+      e != Exchange::kAlltoAllByRail && e != Exchange::kGather && e != Exchange::kScatter;
+  if (direct && straddles(count, w.n - per)) {
     hosts_in_step(w, tally, info, first, first_msg, second, right, took);
   } else {
     failed_then_right(tally, info, first, first_msg, false, second, second_msg, right, took);
@@ -141,8 +160,9 @@ void exchange_mismatch_keeps_hosts_in_step(const Comm& w, Tally& tally, Exchange
 }  // namespace
 
 void exchange_mismatches_keep_hosts_in_step(const Comm& w, Tally& tally) {
-  for (Exchange e : {Exchange::kAlltoAllByRail, Exchange::kAlltoAllDirect,
-                     Exchange::kAlltoAllStraddle, Exchange::kGather, Exchange::kScatter}) {
+  for (Exchange e :
+       {Exchange::kAlltoAllByRail, Exchange::kAlltoAllDirectSmallest, Exchange::kAlltoAllDirect96,
+        Exchange::kAlltoAllDirect128, Exchange::kGather, Exchange::kScatter}) {
     exchange_mismatch_keeps_hosts_in_step(w, tally, e);
   }
 }

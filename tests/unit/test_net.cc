@@ -37,6 +37,29 @@ TEST(Topology, HostsHoldConsecutiveRanksAlike) {
   EXPECT_NE(interleaved.status().message().find("rank 1 is not numbered"), std::string::npos);
 }
 
+// Rail::one_sided_at: from the threshold; from three senders on, from the threshold over their
+// count (rounded up), but not below a quarter of it; never where it is -1. bench/scale_rules.py
+// applies the same rule.
+TEST(Rail, GoesOneSidedFromLessWhereManySend) {
+  const int64_t min = 256 << 10;
+  EXPECT_FALSE(Rail::one_sided_at(min, (256 << 10) - 1, 1));
+  EXPECT_TRUE(Rail::one_sided_at(min, 256 << 10, 1));
+  EXPECT_FALSE(Rail::one_sided_at(min, (256 << 10) - 1, 2));
+  EXPECT_TRUE(Rail::one_sided_at(min, 256 << 10, 2));
+  EXPECT_FALSE(Rail::one_sided_at(min, 87381, 3));  // 256 KiB / 3 = 87381.3
+  EXPECT_TRUE(Rail::one_sided_at(min, 87382, 3));
+  EXPECT_FALSE(Rail::one_sided_at(min, (64 << 10) - 1, 4));
+  EXPECT_TRUE(Rail::one_sided_at(min, 64 << 10, 4));
+  EXPECT_FALSE(Rail::one_sided_at(min, (64 << 10) - 1, 5));  // a quarter, not a fifth
+  EXPECT_TRUE(Rail::one_sided_at(min, 64 << 10, 1000));
+  EXPECT_FALSE(Rail::one_sided_at(1, 0, 5));  // every transfer of a byte or more, either way
+  EXPECT_TRUE(Rail::one_sided_at(1, 1, 1));
+  EXPECT_TRUE(Rail::one_sided_at(1, 1, 5));
+  for (int senders : {1, 2, 3, 100}) {
+    EXPECT_FALSE(Rail::one_sided_at(-1, size_t(1) << 40, senders));
+  }
+}
+
 // Rail::chain_segments: the chain where its cost model beats the flat broadcast (radix H) or the
 // binomial tree (radix 2), never at 2 hosts; at a tie, the other. The sizes the hosts test
 // broadcasts (tests/mp/test_hosts.cc) take the counts its comment names: at 3 hosts the flat
