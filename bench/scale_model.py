@@ -102,7 +102,8 @@ def strata(coll, S, H, L, f):
     def rnd(msgs, host, total, act, xfer, latency=True, senders=1):  # one network round
         # msgs: the busiest rank's; host: bytes the busiest host sends, spread over its act
         # sending ranks; total: all hosts'; latency: whether its latency adds to the call's;
-        # senders: the most ranks a rank hears from at once (the one-sided size halves from 3)
+        # senders: the most ranks a rank hears from at once (from 3, the one-sided size falls to
+        # the threshold over min(senders, 4))
         t["alpha"] += f.alpha * (2 if one_sided(xfer, senders) else 1) * latency
         t["msgs"] += f.o * msgs * f.crowd(H, act)
         t["wire"] += max(us(host, f.beta_host), us(host / act, f.beta_rank),

@@ -197,7 +197,7 @@ class Rail {
   // the threshold is `min` (-1: never): from `min`; from kManySenders senders on, from `min`
   // over their count (rounded up), where so many bytes would queue at the receiver, but not below
   // a quarter of `min`. At 4, 5 and 6 hosts of one rank here the direct rounds' eager transfers
-  // from that size on (128 KiB from 3 senders, 64 KiB from 4) took 1.4-3.6x the time of
+  // from that size on (128 KiB from 3 senders, 64 KiB from 4) took 1.4-4.8x the time of
   // one-sided ones; below it, and with one or two senders at 128 KiB, a one-sided transfer's
   // clear-to-send cost up to 2x (docs/PERFORMANCE.md, "One-sided from less where many send").
   static bool one_sided_at(int64_t min, size_t bytes, int senders) {
@@ -372,7 +372,7 @@ class Rail {
   // operation from a size every rank computes alike from the call's arguments (whose hash the
   // tags check), never per transfer, so that every batch holds one kind only. `senders`: the
   // most peers a rank takes transfers from at once in its batches (H - 1 in a direct round),
-  // alike on every rank (one_sided_at()).
+  // alike on every rank of the rail (of the communicator for exchange_even()) (one_sided_at()).
   bool one_sided(size_t bytes, int senders = 1) const {
     return one_sided_at(one_sided_min_, bytes, senders);
   }

@@ -225,7 +225,8 @@ int run_hosts(int argc, char** argv) {
   run(Coll::kReduce, sclInt32, sclSum, big, 0);
   // Transfers of 160 KiB + 4: one-sided where a rank takes them from three or more ranks at once
   // (the direct rounds and the reduce's root from 4 hosts, the alltoall's and the gather's root
-  // from 3 ranks on other hosts: 2x4, 3x2, 3x3), messages elsewhere (net::Rail::one_sided).
+  // from 3 ranks on other hosts: 2x4, 3x3 and every layout from 4 hosts; 3x2 runs with every
+  // transfer one-sided), messages elsewhere (net::Rail::one_sided_at).
   const size_t mid = (size_t(40) << 10) + 1;
   run(Coll::kAllGather, sclFloat32, -1, mid, -1);
   run(Coll::kReduceScatter, sclInt32, sclSum, mid, -1);
