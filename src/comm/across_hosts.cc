@@ -1,5 +1,6 @@
 // A communicator across hosts: its network endpoint and rail at init, and its heartbeat (the
 // liveness of the ranks on other hosts, net/heartbeat.h), started at init and at split.
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -73,7 +74,10 @@ Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank
   const std::vector<RankInfo>& table = joined.table;
   std::vector<uint64_t> hosts;
   for (const RankInfo& r : table) hosts.push_back(r.host_hash);
-  Result<net::Topology> topo = net::Topology::of(hosts, rank);
+  const std::vector<uint64_t> nodes = net::Topology::nodes(hosts);
+  Result<net::Topology> topo = net::Topology::of(nodes, rank);
+  // The workers are sized for every rank of our host, whether or not they share our memory.
+  host_ranks_ = int(std::count(hosts.begin(), hosts.end(), hosts[size_t(rank)]));
   // Every rank sends its settings and an address, even one that cannot go on, so that no peer
   // waits for it; every rank then compares every rank's settings, so a setting one rank differs
   // in fails every rank at once, naming it (the hosts' own checks would fail one host only, and
@@ -109,6 +113,10 @@ Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank
     }
   }
   SCL_TRY((*ep)->connect(names, rank));
+  if (nodes != hosts) {
+    log_info("rank %d: %s; every rank is its own network node", rank,
+             net::Topology::of(hosts, rank).status().message().c_str());
+  }
   log_info("rank %d: host %d of %d, local rank %d of %d; network: %s", rank, topo->host,
            topo->hosts, topo->local, topo->per_host, net::describe((*ep)->info()).c_str());
 

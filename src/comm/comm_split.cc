@@ -84,6 +84,18 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
   std::stable_sort(members.begin(), members.end(), [](const Member& a, const Member& b) {
     return a.key != b.key ? a.key < b.key : a.parent < b.parent;
   });
+  std::vector<int> everywhere;  // across hosts: the child's members, in child rank order
+  std::vector<uint64_t> nodes;
+  if (rail_) {
+    nodes = split_nodes(cards, color, &everywhere);
+    const auto mine = std::find(everywhere.begin(), everywhere.end(), world_rank_);
+    const uint64_t my_node = nodes[size_t(mine - everywhere.begin())];
+    // Where the child runs flat, its ranks on our host are each their own node: the child's
+    // shared-memory part is ourselves alone.
+    if (std::count(nodes.begin(), nodes.end(), my_node) == 1) {
+      std::erase_if(members, [&](const Member& m) { return m.parent != ctx_.rank; });
+    }
+  }
   std::vector<bootstrap::RankInfo> table;
   std::vector<PeerHeapRef> maps;
   child->published_ = true;  // every member now knows where the child's blocks are
@@ -101,7 +113,7 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
     maps.push_back(std::move(*m));
   }
   Status init = child->init_from_table(table, std::move(maps));
-  if (init.ok() && rail_) init = child->join_across_hosts(cards, color, world_rank_, *rail_);
+  if (init.ok() && rail_) init = child->join_across_hosts(cards, everywhere, nodes, world_rank_);
   if (!init.ok()) {
     child->abandon_init();
     return init;

@@ -143,8 +143,13 @@ class Communicator : public sclComm {
   // network (opening the child's endpoint first), then the child's rail.
   Status share_split(int color, int key, const Status& here, Communicator* child,
                      std::vector<net::SplitCard>* cards);
-  Status join_across_hosts(const std::vector<net::SplitCard>& cards, int color, int parent_rank,
-                           const net::Rail& parent);
+  // The parent ranks of `color` in child rank order (`members`), and the child's network nodes
+  // (net::Topology::nodes()): one per rank where it is not laid out host by host.
+  std::vector<uint64_t> split_nodes(const std::vector<net::SplitCard>& cards, int color,
+                                    std::vector<int>* members) const;
+  Status join_across_hosts(const std::vector<net::SplitCard>& cards,
+                           const std::vector<int>& members, const std::vector<uint64_t>& nodes,
+                           int parent_rank);
   // A child's network (split or shrink): its members' hosts and endpoint addresses, in child
   // rank order, and our child rank. A child whose members share one host needs none.
   Status join_network(const std::vector<uint64_t>& hosts,
@@ -213,7 +218,9 @@ class Communicator : public sclComm {
   void* cb_ = nullptr;                // our control block, in our data heap
   void* doorbells_ = nullptr;         // its doorbells, in our doorbell heap
   void* staging_ = nullptr;           // our staging area (touched only for foreign buffers)
-  int host_ranks_ = 0;                // ranks of the communicator this was split from, at least
+  // Ranks on our host, at least: those of the communicator this was split from, or at init
+  // across hosts all the world's there (every one its own network node where flat).
+  int host_ranks_ = 0;
   bool published_ = false;  // peers know where our blocks are: free them only after departing
   bool departed_ = false;   // a departure barrier completed: no peer reads our blocks any more
   std::atomic<bool> destroyed_{false};

@@ -1,8 +1,7 @@
 // sclCommShrink when the parent spans hosts: each survivor opens the child's endpoint before it
-// votes, and its address travels with the vote (the heartbeat carries votes between hosts). The
-// hierarchical algorithms need every host to hold the same number of ranks; survivors spread
-// unevenly (one rank of two hosts x two died) make a child whose every rank is its own network
-// node: it works everywhere, with traffic between ranks of one host going through the provider.
+// votes, and its address travels with the vote (the heartbeat carries votes between hosts).
+// Survivors spread unevenly (one rank of two hosts x two died) make a child whose every rank is
+// its own network node (net::Topology::nodes()), as any irregular layout does.
 #include <algorithm>
 #include <cstring>
 
@@ -25,9 +24,7 @@ Status Communicator::prepare_child_endpoint(Communicator& child, ShrinkPart* par
 std::vector<uint64_t> Communicator::shrunk_hosts(const std::vector<int>& members) const {
   std::vector<uint64_t> hosts;
   for (int w : members) hosts.push_back(uint64_t(rail_->topology().host_of(w)));
-  if (net::Topology::of(hosts, 0).ok()) return hosts;
-  for (size_t i = 0; i < members.size(); ++i) hosts[i] = i;
-  return hosts;
+  return net::Topology::nodes(hosts);
 }
 
 std::vector<int> Communicator::shrunk_host_members(const std::vector<int>& members) const {

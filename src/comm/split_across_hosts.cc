@@ -3,7 +3,8 @@
 // the parent's network, gives the rest: the colour's members everywhere, ordered by key and then
 // parent rank, and their new endpoints' addresses. A child whose members share one host needs
 // no network; one that spans hosts gets its own endpoint and rail, with the parent's host
-// numbering, and must be laid out host by host (net/topology.h) like any communicator.
+// numbering where its ranks are laid out host by host (net/topology.h), else with every rank its
+// own network node.
 #include <algorithm>
 #include <cstring>
 
@@ -48,24 +49,30 @@ Status Communicator::share_split(int color, int key, const Status& here, Communi
   return opened;
 }
 
-Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards, int color,
-                                       int parent_rank, const net::Rail& parent) {
-  std::vector<int> members;  // parent ranks of our colour, in child rank order
+std::vector<uint64_t> Communicator::split_nodes(const std::vector<net::SplitCard>& cards, int color,
+                                                std::vector<int>* members) const {
+  members->clear();
   for (int w = 0; w < int(cards.size()); ++w) {
-    if (cards[size_t(w)].color == color) members.push_back(w);
+    if (cards[size_t(w)].color == color) members->push_back(w);
   }
-  std::stable_sort(members.begin(), members.end(),
+  std::stable_sort(members->begin(), members->end(),
                    [&](int a, int b) { return cards[size_t(a)].key < cards[size_t(b)].key; });
   std::vector<uint64_t> hosts;
+  for (int w : *members) hosts.push_back(uint64_t(rail_->topology().host_of(w)));
+  return net::Topology::nodes(hosts);
+}
+
+Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards,
+                                       const std::vector<int>& members,
+                                       const std::vector<uint64_t>& nodes, int parent_rank) {
   std::vector<std::vector<uint8_t>> names;
   int me = -1;
   for (size_t i = 0; i < members.size(); ++i) {
     const net::SplitCard& c = cards[size_t(members[i])];
-    hosts.push_back(uint64_t(parent.topology().host_of(members[i])));
     names.emplace_back(c.name, c.name + std::min<size_t>(c.name_bytes, sizeof c.name));
     if (members[i] == parent_rank) me = int(i);
   }
-  return join_network(hosts, names, me);
+  return join_network(nodes, names, me);
 }
 
 Status Communicator::join_network(const std::vector<uint64_t>& hosts,

@@ -16,12 +16,12 @@ Result<Topology> Topology::of(const std::vector<uint64_t>& host_ids, int me) {
   Topology t;
   t.hosts = int(count.size());
   t.per_host = n / t.hosts;
-  for (int h = 0; h < t.hosts; ++h) {
-    if (count[size_t(h)] != t.per_host) {
+  for (int h = 1; h < t.hosts; ++h) {
+    if (count[size_t(h)] != count[0]) {
       return Errorf(sclInvalidUsage,
-                    "the ranks span %d hosts with %d, %d, ... ranks each; across hosts every "
-                    "host must hold the same number of ranks",
-                    t.hosts, count[0], count[size_t(h)]);
+                    "the ranks span %d hosts, the first with %d of them and host %d with %d: the "
+                    "hierarchy needs every host to hold the same number",
+                    t.hosts, count[0], h, count[size_t(h)]);
     }
   }
   for (int r = 0; r < n; ++r) {
@@ -35,6 +35,13 @@ Result<Topology> Topology::of(const std::vector<uint64_t>& host_ids, int me) {
   t.host = me / t.per_host;
   t.local = me % t.per_host;
   return t;
+}
+
+std::vector<uint64_t> Topology::nodes(const std::vector<uint64_t>& host_ids) {
+  if (of(host_ids, 0).ok()) return host_ids;
+  std::vector<uint64_t> each(host_ids.size());
+  for (size_t r = 0; r < each.size(); ++r) each[r] = r;
+  return each;
 }
 
 }  // namespace stratacl::net

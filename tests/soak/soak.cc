@@ -1,7 +1,7 @@
 // soak: random collectives for a given time, every result checked.
 //
 //   stratarun -n N soak --seconds S [--seed X] [--iterations I] [--first-iteration F]
-//                       [--progress P] [--trace]
+//                       [--progress P] [--trace] [--exact]
 //
 // Every rank draws the same sequence of iterations. Iteration i draws from its own generator,
 // seeded with (seed, i), so the choices of one iteration never depend on what earlier ones drew
@@ -23,7 +23,8 @@
 // Every call is checked by tests/mp/calls.cc: every element of every buffer (outputs, inputs
 // that must stay, guard elements) compared bit for bit with an independent reference. A wrong
 // element is counted and reported and the run goes on; a library call that returns an error is
-// fatal (the rank prints the call and exits 1; stratarun ends the job).
+// fatal (the rank prints the call and exits 1; stratarun ends the job). Across hosts (stratarun
+// --netns), run with --exact: floating types then reduce by max and min only (draw_call).
 //
 // Stopping: rank 0 decides when the time is up; every kStopEvery iterations the ranks agree
 // through an allreduce (max) of a stop flag on the world. With --iterations the run instead
@@ -124,13 +125,19 @@ struct Drawn {
 
 constexpr size_t kOffsets[] = {0, 0, 0, 0, 1, 2, 3, 7, 16, 61};
 
-Drawn draw_call(Rng& rng, uint64_t seed, size_t max_bytes) {
+// `exact`: floating types reduce only by max and min, whose result no order of the inputs changes
+// (the draw, and so the sequence, is the same; sum and avg become max, prod min). Across hosts
+// the hierarchy adds floats in another association than rank order, which the reference follows.
+Drawn draw_call(Rng& rng, uint64_t seed, size_t max_bytes, bool exact) {
   Drawn d;
   // Allreduce twice as often as the others.
   const uint64_t k = rng.below(kNumColls + 1);
   d.coll = k == kNumColls ? Coll::kAllReduce : mp::kAllColls[k];
   d.dtype = mp::kAllDtypes[rng.below(std::size(mp::kAllDtypes))];
-  const int op = int(mp::kAllOps[rng.below(std::size(mp::kAllOps))]);
+  int op = int(mp::kAllOps[rng.below(std::size(mp::kAllOps))]);
+  if (exact && stratacl::dtype_floating(d.dtype) && op != sclMax && op != sclMin) {
+    op = op == sclProd ? sclMin : sclMax;
+  }
   d.op = mp::reduces(d.coll) ? op : -1;
   d.bytes = draw_bytes(rng);
   if (d.bytes > max_bytes) d.bytes = max_bytes;
@@ -301,7 +308,8 @@ size_t coll_index(Coll c) {
 
 class Soak {
  public:
-  Soak(uint64_t seed, bool trace) : seed_(seed), trace_(trace), world_(mp::world()) {}
+  Soak(uint64_t seed, bool trace, bool exact)
+      : seed_(seed), trace_(trace), exact_(exact), world_(mp::world()) {}
   ~Soak() { mp::set_program_name("soak"); }  // fatal_prefix_ dies with this object
 
   void run(double seconds, long long iterations, long long first, double progress);
@@ -328,6 +336,7 @@ class Soak {
 
   uint64_t seed_;
   bool trace_;
+  bool exact_;  // floating types reduce by max and min only (draw_call)
   mp::Comm world_;
   Slot slots_[kNumSlots];
   sclStream_t streams_[2] = {nullptr, nullptr};
@@ -492,10 +501,10 @@ void Soak::stream_batch(Rng& rng, long long iter) {
   // Draw everything first (same order on every rank), then act.
   std::vector<Drawn> drawn[2];
   for (int s = 0; s < nstreams; ++s) {
-    for (size_t i = 0; i < ncalls[s]; ++i) drawn[s].push_back(draw_call(rng, seed_, kMiB));
+    for (size_t i = 0; i < ncalls[s]; ++i) drawn[s].push_back(draw_call(rng, seed_, kMiB, exact_));
   }
   std::vector<Drawn> over;
-  for (size_t i = 0; i < noverlap; ++i) over.push_back(draw_call(rng, seed_, 8 * kMiB));
+  for (size_t i = 0; i < noverlap; ++i) over.push_back(draw_call(rng, seed_, 8 * kMiB, exact_));
 
   ++st_.stream_batches;
   std::vector<std::unique_ptr<mp::PreparedCall>> queued;
@@ -617,7 +626,7 @@ void Soak::run(double seconds, long long iterations, long long first, double pro
         break;
       case Action::kCall: {
         const int slot = int(rng.below(kNumSlots));
-        const Drawn d = draw_call(rng, seed_, 8 * kMiB);
+        const Drawn d = draw_call(rng, seed_, 8 * kMiB, exact_);
         blocking_call(slot, d, context(slot, iter));
         break;
       }
@@ -719,14 +728,16 @@ int Soak::report(double seconds_requested) {
 [[noreturn]] void usage(const char* msg) {
   fprintf(stderr,
           "soak: %s\nusage: stratarun -n N soak --seconds S [--seed X] [--iterations I]\n"
-          "                 [--first-iteration F] [--progress P] [--trace]\n"
+          "                 [--first-iteration F] [--progress P] [--trace] [--exact]\n"
           "  --seconds S          run for S seconds (rank 0's clock)\n"
           "  --seed X             shared seed (default 0x%" PRIx64
           "; decimal or 0x hex)\n"
           "  --iterations I       run exactly I iterations instead of --seconds\n"
           "  --first-iteration F  start at iteration F (replays a failure's iteration)\n"
           "  --progress P         rank 0 prints progress every P seconds (default 10; 0: none)\n"
-          "  --trace              every rank prints every call before issuing it\n",
+          "  --trace              every rank prints every call before issuing it\n"
+          "  --exact              floating types reduce by max and min only (across hosts,\n"
+          "                       where float sums come in another association)\n",
           msg, kDefaultSeed);
   exit(2);
 }
@@ -737,13 +748,13 @@ int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   mp::set_program_name("soak");
   double seconds = -1, progress = 10;
-  bool trace = false;
+  bool trace = false, exact = false;
   long long iterations = -1, first = 0;
   uint64_t seed = kDefaultSeed;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--trace") {
-      trace = true;
+    if (a == "--trace" || a == "--exact") {
+      (a == "--trace" ? trace : exact) = true;
       continue;
     }
     if (i + 1 >= argc) usage(("missing value after " + a).c_str());
@@ -783,7 +794,7 @@ int main(int argc, char** argv) {
   }
   int status;
   {
-    Soak soak(seed, trace);
+    Soak soak(seed, trace, exact);
     soak.run(seconds, iterations, first, progress);
     status = soak.report(seconds);
   }

@@ -31,10 +31,30 @@ TEST(Topology, HostsHoldConsecutiveRanksAlike) {
   EXPECT_EQ(t->world_of(2, 1), 5);
   Result<Topology> uneven = Topology::of({1, 1, 2}, 0);
   ASSERT_FALSE(uneven.ok());
-  EXPECT_NE(uneven.status().message().find("same number"), std::string::npos);
+  EXPECT_NE(uneven.status().message().find("the first with 2 of them and host 1 with 1"),
+            std::string::npos)
+      << uneven.status().message();
   Result<Topology> interleaved = Topology::of({1, 2, 1, 2}, 0);
   ASSERT_FALSE(interleaved.ok());
   EXPECT_NE(interleaved.status().message().find("rank 1 is not numbered"), std::string::npos);
+}
+
+// Topology::nodes: the hosts as they are where of() takes them; any other layout with every rank
+// its own node, which of() then takes as hosts of one rank.
+TEST(Topology, IrregularLayoutsRunWithEveryRankItsOwnNode) {
+  const std::vector<uint64_t> regular = {7, 7, 9, 9, 4, 4};
+  EXPECT_EQ(Topology::nodes(regular), regular);
+  for (const std::vector<uint64_t>& irregular :
+       {std::vector<uint64_t>{1, 1, 2}, {1, 2, 1, 2}, {5, 5, 5, 6, 6, 7}}) {
+    const std::vector<uint64_t> nodes = Topology::nodes(irregular);
+    ASSERT_EQ(nodes.size(), irregular.size());
+    for (size_t r = 0; r < nodes.size(); ++r) EXPECT_EQ(nodes[r], r);
+    Result<Topology> t = Topology::of(nodes, 1);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(t->hosts, int(irregular.size()));
+    EXPECT_EQ(t->per_host, 1);
+    EXPECT_EQ(t->host, 1);
+  }
 }
 
 // Rail::one_sided_at: from the threshold; from three senders on, from the threshold over their
