@@ -3,8 +3,8 @@
 #  0. formatting (clang-format), and the user's build: Release with g++ and with clang, without
 #     -Werror, which must print no warning;
 #  1. the suite on the user's g++ Release build: unit, multi-rank, across-hosts, fault, Python
-#     and PyTorch, soak (60 s), example and install tests;
-#  2. AddressSanitizer + UBSan over the suite, with a 20 s soak (and `large` with workers and
+#     and PyTorch, soak (60 s: on one host and across hosts), example and install tests;
+#  2. AddressSanitizer + UBSan over the suite, with 20 s of soak (and `large` with workers and
 #     engines at its smaller size only: tests/mp/CMakeLists.txt), but for the install check and the
 #     address-space-limit test, which sanitizers cannot run (label nosan), and the entries that
 #     repeat a lighter sibling's code paths at more ranks, hosts or worker configurations (label
