@@ -6,7 +6,8 @@ namespace stratacl::net {
 
 Result<Topology> Topology::of(const std::vector<uint64_t>& host_ids, int me) {
   const int n = int(host_ids.size());
-  std::map<uint64_t, int> first;  // host identity -> its first rank
+  if (n == 0) return Errorf(sclInvalidUsage, "a layout of no ranks");
+  std::map<uint64_t, int> first;  // host identity -> its index, in the order of first ranks
   std::vector<int> count;
   for (int r = 0; r < n; ++r) {
     auto [it, fresh] = first.emplace(host_ids[size_t(r)], int(count.size()));
@@ -19,7 +20,7 @@ Result<Topology> Topology::of(const std::vector<uint64_t>& host_ids, int me) {
   for (int h = 1; h < t.hosts; ++h) {
     if (count[size_t(h)] != count[0]) {
       return Errorf(sclInvalidUsage,
-                    "the ranks span %d hosts, the first with %d of them and host %d with %d: the "
+                    "the ranks span %d hosts, host 0 with %d of them and host %d with %d: the "
                     "hierarchy needs every host to hold the same number",
                     t.hosts, count[0], h, count[size_t(h)]);
     }
@@ -27,7 +28,7 @@ Result<Topology> Topology::of(const std::vector<uint64_t>& host_ids, int me) {
   for (int r = 0; r < n; ++r) {
     if (first[host_ids[size_t(r)]] != r / t.per_host) {
       return Errorf(sclInvalidUsage,
-                    "rank %d is not numbered with its host's ranks: across hosts, host h must "
+                    "rank %d is not numbered with its host's ranks: the hierarchy needs host h to "
                     "hold ranks h*%d .. h*%d+%d (as torchrun, Slurm and mpirun place them)",
                     r, t.per_host, t.per_host, t.per_host - 1);
     }
@@ -38,7 +39,7 @@ Result<Topology> Topology::of(const std::vector<uint64_t>& host_ids, int me) {
 }
 
 std::vector<uint64_t> Topology::nodes(const std::vector<uint64_t>& host_ids) {
-  if (of(host_ids, 0).ok()) return host_ids;
+  if (host_ids.empty() || of(host_ids, 0).ok()) return host_ids;
   std::vector<uint64_t> each(host_ids.size());
   for (size_t r = 0; r < each.size(); ++r) each[r] = r;
   return each;

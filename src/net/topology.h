@@ -4,7 +4,8 @@
 // how torchrun, stratarun, Slurm and mpirun's default mapping place them. Any other layout (a
 // group of 3 ranks of 2 hosts x 2, ranks mapped round-robin over hosts) runs with every rank its
 // own network node (nodes()): flat, each rank of a host reaching the others through the provider
-// instead of shared memory, as NCCL runs any group.
+// instead of shared memory. Any group works, as in NCCL (which, unlike this, keeps a node's fast
+// path whatever the order); a communicator split or shrunk from a flat one is flat too.
 #pragma once
 
 #include <cstdint>

@@ -17,7 +17,8 @@
 //   - broadcasts and reduces back to back keep pace with a late host: test_hosts_pace.cc.
 //   - alltoall, alltoallv, gather, scatter (every root) and a send/recv ring, the same way.
 //   - splits: one rank per host (the child spans hosts), one host per child, keys that interleave
-//     hosts and every rank but the last (each rank its own network node).
+//     hosts and every rank but the last (flat, each rank its own network node, where a host holds
+//     several ranks); each rank's child rank checked against the keys.
 //   - mismatched calls across hosts: test_hosts_mismatch.cc, test_hosts_exchange_mismatch.cc.
 // With --small, only the first item's calls up to 1000 elements and the float32 sum of 7.
 #include <algorithm>
@@ -97,19 +98,22 @@ void splits(const Comm& w, Tally& tally, RunOn&& run_on) {
   const int per_host = ranks_per_host();
   const int hosts = w.n / per_host, local = w.rank % per_host;
   const bool last = w.rank == w.n - 1;
+  const int host = w.rank / per_host, interleaved = local * hosts + host;
   const struct {
     const char* name;
-    int color, key, ranks;
-  } shapes[] = {{"one rank per host", local, w.rank, hosts},
-                {"one host", w.rank / per_host, w.rank, per_host},
-                {"hosts interleaved", 0, local * hosts + w.rank / per_host, w.n},
-                {"all but the last rank", last ? 1 : 0, w.rank, last ? 1 : w.n - 1}};
+    int color, key, ranks, rank;  // `rank`: ours in the child, by key
+  } shapes[] = {
+      {"one rank per host", local, w.rank, hosts, host},
+      {"one host", host, w.rank, per_host, local},
+      {"hosts interleaved", 0, interleaved, w.n, interleaved},
+      {"all but the last rank", last ? 1 : 0, w.rank, last ? 1 : w.n - 1, last ? 0 : w.rank}};
   for (const auto& sh : shapes) {
     sclComm_t child = nullptr;
     MP_OK(sclCommSplit(w.comm, sh.color, sh.key, &child, nullptr));
     const Comm c = describe(child);
-    tally.expect(c.n == sh.ranks, CallInfo{"split", sclUint8, -1, 0, -1, sh.name},
-                 std::to_string(c.n) + " ranks");
+    tally.expect(c.n == sh.ranks && c.rank == sh.rank,
+                 CallInfo{"split", sclUint8, -1, 0, -1, sh.name},
+                 "rank " + std::to_string(c.rank) + " of " + std::to_string(c.n));
     run_on(c, Coll::kAllReduce, sclInt32, sclSum, 4097, -1);
     run_on(c, Coll::kAllGather, sclUint8, -1, 1001, -1);
     run_on(c, Coll::kBroadcast, sclFloat32, -1, 70000, c.n - 1);

@@ -125,8 +125,9 @@ struct Drawn {
 
 constexpr size_t kOffsets[] = {0, 0, 0, 0, 1, 2, 3, 7, 16, 61};
 
-// `exact`: floating types reduce only by max and min, whose result no order of the inputs changes
-// (the draw, and so the sequence, is the same; sum and avg become max, prod min). Across hosts
+// `exact`: floating types reduce only by max and min, whose result no order of the soak's inputs
+// (finite, non-zero) changes (the draw, and so the sequence, is the same; sum and avg become max,
+// prod min). Across hosts
 // the hierarchy adds floats in another association than rank order, which the reference follows.
 Drawn draw_call(Rng& rng, uint64_t seed, size_t max_bytes, bool exact) {
   Drawn d;

@@ -31,7 +31,7 @@ TEST(Topology, HostsHoldConsecutiveRanksAlike) {
   EXPECT_EQ(t->world_of(2, 1), 5);
   Result<Topology> uneven = Topology::of({1, 1, 2}, 0);
   ASSERT_FALSE(uneven.ok());
-  EXPECT_NE(uneven.status().message().find("the first with 2 of them and host 1 with 1"),
+  EXPECT_NE(uneven.status().message().find("host 0 with 2 of them and host 1 with 1"),
             std::string::npos)
       << uneven.status().message();
   Result<Topology> interleaved = Topology::of({1, 2, 1, 2}, 0);
@@ -44,6 +44,8 @@ TEST(Topology, HostsHoldConsecutiveRanksAlike) {
 TEST(Topology, IrregularLayoutsRunWithEveryRankItsOwnNode) {
   const std::vector<uint64_t> regular = {7, 7, 9, 9, 4, 4};
   EXPECT_EQ(Topology::nodes(regular), regular);
+  EXPECT_TRUE(Topology::nodes({}).empty());
+  EXPECT_FALSE(Topology::of({}, 0).ok());
   for (const std::vector<uint64_t>& irregular :
        {std::vector<uint64_t>{1, 1, 2}, {1, 2, 1, 2}, {5, 5, 5, 6, 6, 7}}) {
     const std::vector<uint64_t> nodes = Topology::nodes(irregular);
