@@ -3,8 +3,8 @@ where gloo can run the same call, against gloo's result on the same inputs.
 
 Inputs are small integers (in every dtype), so every reduction is exact in any order: results
 are compared bitwise, every element. Shapes cover one element, odd sizes, a size above the
-eager path, non-contiguous tensors (transposed views) and uneven all_to_all splits. Run under
-stratarun on 2-4 ranks.
+eager path, non-contiguous tensors (transposed views) and uneven all_to_all splits; then groups of
+some ranks. Run under stratarun on 2-4 ranks, on one host or across hosts.
 """
 import os
 import sys
@@ -358,9 +358,32 @@ def test_bad_arguments():
     checks.equal(t, torch.full((8,), float(N)), "the group works after refused calls")
 
 
+def test_subgroups():
+    """Groups of some ranks, in any order: every rank but the last, every other rank, and the
+    reversed list of all. Across 2 hosts x 2 the first holds 2 ranks of one host and 1 of the
+    other, which the library runs flat (every rank its own network node)."""
+    for members in ([r for r in range(N - 1)] or [0], list(range(0, N, 2)), list(range(N))[::-1]):
+        group = dist.new_group(members, backend="stratacl")
+        if RANK not in members:
+            continue
+        ranks = sorted(members)  # torch numbers a group's ranks in ascending order
+        t = values(torch.int32, RANK, 1001)
+        dist.all_reduce(t, group=group)
+        want = sum(values(torch.int32, r, 1001) for r in ranks)
+        checks.equal(t, want, f"all_reduce on the group {members}")
+        out = [torch.empty(77, dtype=torch.int64) for _ in ranks]
+        dist.all_gather(out, values(torch.int64, RANK, 77), group=group)
+        for got, r in zip(out, ranks):
+            checks.equal(got, values(torch.int64, r, 77), f"all_gather on the group {members}")
+        t = values(torch.float32, 7 + RANK, 5000)
+        dist.broadcast(t, src=ranks[-1], group=group)
+        checks.equal(t, values(torch.float32, 7 + ranks[-1], 5000), f"broadcast on {members}")
+
+
 for test in (test_bad_arguments, test_allreduce, test_premul_sum, test_allreduce_coalesced,
              test_broadcast_reduce, test_allgather,
-             test_gather_scatter, test_reduce_scatter, test_alltoall, test_p2p_barrier):
+             test_gather_scatter, test_reduce_scatter, test_alltoall, test_p2p_barrier,
+             test_subgroups):
     test()
 dist.destroy_process_group()
 sys.exit(checks.finish())
