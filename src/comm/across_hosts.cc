@@ -114,10 +114,10 @@ Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank
   }
   SCL_TRY((*ep)->connect(names, rank));
   if (nodes != hosts) {
-    log_info("rank %d: %s; every rank is its own network node", rank,
-             net::Topology::of(hosts, rank).status().message().c_str());
+    log_info("rank %d: %s; it runs on network nodes of %d ranks", rank,
+             net::Topology::of(hosts, rank).status().message().c_str(), topo->per_host);
   }
-  log_info("rank %d: host %d of %d, local rank %d of %d; network: %s", rank, topo->host,
+  log_info("rank %d: node %d of %d, local rank %d of %d; network: %s", rank, topo->host,
            topo->hosts, topo->local, topo->per_host, net::describe((*ep)->info()).c_str());
 
   std::vector<int> local;

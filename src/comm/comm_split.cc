@@ -88,13 +88,17 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
   std::vector<uint64_t> nodes;
   if (rail_) {
     nodes = split_nodes(cards, color, &everywhere);
-    const auto mine = std::find(everywhere.begin(), everywhere.end(), world_rank_);
-    const uint64_t my_node = nodes[size_t(mine - everywhere.begin())];
-    // Where the child runs flat, its ranks on our host are each their own node: the child's
-    // shared-memory part is ourselves alone.
-    if (std::count(nodes.begin(), nodes.end(), my_node) == 1) {
-      std::erase_if(members, [&](const Member& m) { return m.parent != ctx_.rank; });
-    }
+    // The child's shared-memory part is its node's ranks: our host's where the child is laid
+    // out host by host, fewer where it is cut into smaller nodes (ourselves alone where flat).
+    const net::Topology& topo = rail_->topology();
+    auto node_of = [&](int world) {
+      return nodes[size_t(std::find(everywhere.begin(), everywhere.end(), world) -
+                          everywhere.begin())];
+    };
+    const uint64_t my_node = node_of(world_rank_);
+    std::erase_if(members, [&](const Member& m) {
+      return node_of(topo.world_of(topo.host, m.parent)) != my_node;
+    });
   }
   std::vector<bootstrap::RankInfo> table;
   std::vector<PeerHeapRef> maps;

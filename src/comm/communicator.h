@@ -144,14 +144,18 @@ class Communicator : public sclComm {
   Status share_split(int color, int key, const Status& here, Communicator* child,
                      std::vector<net::SplitCard>* cards);
   // The parent ranks of `color` in child rank order (`members`), and the child's network nodes
-  // (net::Topology::nodes()): one per rank where it is not laid out host by host.
+  // (child_nodes()).
   std::vector<uint64_t> split_nodes(const std::vector<net::SplitCard>& cards, int color,
                                     std::vector<int>* members) const;
   Status join_across_hosts(const std::vector<net::SplitCard>& cards,
                            const std::vector<int>& members, const std::vector<uint64_t>& nodes,
                            int parent_rank);
-  // A child's network (split or shrink): its members' hosts and endpoint addresses, in child
-  // rank order, and our child rank. A child whose members share one host needs none.
+  // A child's network nodes (split or shrink), from its members (parent ranks, in child rank
+  // order): the parent's nodes where the child can take them, otherwise cut smaller
+  // (net::Topology::nodes()), each within one of the parent's, whose ranks share memory.
+  std::vector<uint64_t> child_nodes(const std::vector<int>& members) const;
+  // A child's network (split or shrink): its members' nodes and endpoint addresses, in child
+  // rank order, and our child rank. A child whose members share one node needs none.
   Status join_network(const std::vector<uint64_t>& hosts,
                       const std::vector<std::vector<uint8_t>>& names, int me);
 
@@ -169,10 +173,7 @@ class Communicator : public sclComm {
   Status join_shrunk(Communicator& parent, const std::vector<int>& members,
                      const std::vector<ShrinkRecord>& parts);
   Status prepare_child_endpoint(Communicator& child, ShrinkPart* part);
-  // The hosts the child's members are on, in member order: as in the parent when every host
-  // keeps the same number of members, else one "host" per member (each its own network node).
-  std::vector<uint64_t> shrunk_hosts(const std::vector<int>& members) const;
-  // The members on our host in the child (all of them without a network).
+  // The members on our node in the child (all of them without a network).
   std::vector<int> shrunk_host_members(const std::vector<int>& members) const;
   Status join_shrunk_across_hosts(const Communicator& parent, const std::vector<int>& members,
                                   const std::vector<ShrinkRecord>& parts);

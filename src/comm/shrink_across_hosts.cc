@@ -1,7 +1,7 @@
 // sclCommShrink when the parent spans hosts: each survivor opens the child's endpoint before it
 // votes, and its address travels with the vote (the heartbeat carries votes between hosts).
-// Survivors spread unevenly (one rank of two hosts x two died) make a child whose every rank is
-// its own network node (net::Topology::nodes()), as any irregular layout does.
+// Survivors spread unevenly make a child of smaller nodes (child_nodes()): one rank of two hosts
+// x two died, and every survivor is its own network node.
 #include <algorithm>
 #include <cstring>
 
@@ -21,19 +21,13 @@ Status Communicator::prepare_child_endpoint(Communicator& child, ShrinkPart* par
   return Status::Ok();
 }
 
-std::vector<uint64_t> Communicator::shrunk_hosts(const std::vector<int>& members) const {
-  std::vector<uint64_t> hosts;
-  for (int w : members) hosts.push_back(uint64_t(rail_->topology().host_of(w)));
-  return net::Topology::nodes(hosts);
-}
-
 std::vector<int> Communicator::shrunk_host_members(const std::vector<int>& members) const {
   if (!rail_) return members;
-  const std::vector<uint64_t> hosts = shrunk_hosts(members);
+  const std::vector<uint64_t> nodes = child_nodes(members);
   const size_t me = size_t(std::find(members.begin(), members.end(), rank()) - members.begin());
   std::vector<int> local;
   for (size_t i = 0; i < members.size(); ++i) {
-    if (hosts[i] == hosts[me]) local.push_back(members[i]);
+    if (nodes[i] == nodes[me]) local.push_back(members[i]);
   }
   return local;
 }
@@ -45,7 +39,7 @@ Status Communicator::join_shrunk_across_hosts(const Communicator& parent,
   for (const ShrinkRecord& r : parts)
     names.emplace_back(r.part.name, r.part.name + r.part.name_bytes);
   const int me = int(std::find(members.begin(), members.end(), parent.rank()) - members.begin());
-  return join_network(parent.shrunk_hosts(members), names, me);
+  return join_network(parent.child_nodes(members), names, me);
 }
 
 }  // namespace stratacl

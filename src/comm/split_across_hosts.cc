@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "comm/communicator.h"
+#include "core/log.h"
 #include "hier/hierarchical.h"
 
 namespace stratacl {
@@ -57,9 +58,13 @@ std::vector<uint64_t> Communicator::split_nodes(const std::vector<net::SplitCard
   }
   std::stable_sort(members->begin(), members->end(),
                    [&](int a, int b) { return cards[size_t(a)].key < cards[size_t(b)].key; });
-  std::vector<uint64_t> hosts;
-  for (int w : *members) hosts.push_back(uint64_t(rail_->topology().host_of(w)));
-  return net::Topology::nodes(hosts);
+  return child_nodes(*members);
+}
+
+std::vector<uint64_t> Communicator::child_nodes(const std::vector<int>& members) const {
+  std::vector<uint64_t> parents;
+  for (int w : members) parents.push_back(uint64_t(rail_->topology().host_of(w)));
+  return net::Topology::nodes(parents);
 }
 
 Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards,
@@ -75,11 +80,13 @@ Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards,
   return join_network(nodes, names, me);
 }
 
-Status Communicator::join_network(const std::vector<uint64_t>& hosts,
+Status Communicator::join_network(const std::vector<uint64_t>& nodes,
                                   const std::vector<std::vector<uint8_t>>& names, int me) {
   std::unique_ptr<net::Endpoint> ep = std::move(child_ep_);
-  SCL_ASSIGN_OR_RETURN(net::Topology topo, net::Topology::of(hosts, me));
-  if (topo.hosts == 1) return Status::Ok();  // every member on our host: no network needed
+  SCL_ASSIGN_OR_RETURN(net::Topology topo, net::Topology::of(nodes, me));
+  if (topo.hosts == 1) return Status::Ok();  // every member on our node: no network needed
+  log_info("rank %d of a child of %zu ranks: node %d of %d, local rank %d of %d", me, names.size(),
+           topo.host, topo.hosts, topo.local, topo.per_host);
   SCL_TRY(ep->connect(names, me));
   world_rank_ = me;
   world_nranks_ = int(names.size());

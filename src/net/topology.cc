@@ -1,6 +1,7 @@
 #include "net/topology.h"
 
 #include <map>
+#include <numeric>
 
 namespace stratacl::net {
 
@@ -40,8 +41,20 @@ Result<Topology> Topology::of(const std::vector<uint64_t>& host_ids, int me) {
 
 std::vector<uint64_t> Topology::nodes(const std::vector<uint64_t>& host_ids) {
   if (host_ids.empty() || of(host_ids, 0).ok()) return host_ids;
+  // The runs of consecutive ranks on one host; each is cut into nodes of the largest size that
+  // divides them all (1: every rank its own node).
+  std::vector<size_t> runs = {1};
+  for (size_t r = 1; r < host_ids.size(); ++r) {
+    if (host_ids[r] == host_ids[r - 1]) {
+      ++runs.back();
+    } else {
+      runs.push_back(1);
+    }
+  }
+  size_t size = 0;
+  for (size_t run : runs) size = std::gcd(size, run);
   std::vector<uint64_t> each(host_ids.size());
-  for (size_t r = 0; r < each.size(); ++r) each[r] = r;
+  for (size_t r = 0; r < each.size(); ++r) each[r] = r / size;
   return each;
 }
 

@@ -18,7 +18,8 @@
 //   - alltoall, alltoallv, gather, scatter (every root) and a send/recv ring, the same way.
 //   - splits: one rank per host (the child spans hosts), one host per child, keys that interleave
 //     hosts and every rank but the last (flat, each rank its own network node, where a host holds
-//     several ranks); each rank's child rank checked against the keys.
+//     several ranks), the hosts' halves in turn and every rank but the last host's upper half
+//     (nodes of 2 at 2x4); each rank's child rank checked against the keys.
 //   - mismatched calls across hosts: test_hosts_mismatch.cc, test_hosts_exchange_mismatch.cc.
 // With --small, only the first item's calls up to 1000 elements and the float32 sum of 7.
 #include <algorithm>
@@ -89,16 +90,22 @@ void late_rank_holds_the_barrier(const Comm& w, Tally& tally) {
 }
 
 // Splits of a communicator across hosts: one rank per host (a child that spans the hosts), one
-// host per child (children without network); and layouts the hierarchy cannot take, which run
-// with every rank its own network node (net::Topology::nodes()): keys that interleave hosts, and
-// every rank but the last (uneven where a host holds several; the last rank alone in a child of
-// its own).
+// host per child (children without network); and layouts the hierarchy cannot take as they are,
+// which run on smaller network nodes (net::Topology::nodes()): keys that interleave hosts (every
+// rank its own node), every rank but the last (the same where a host holds several; the last rank
+// alone in a child of its own), the hosts' halves in turn where a host holds an even number (at
+// 2x4 runs of 2, nodes of 2) and every rank but the last host's upper half (at 2x4 4 + 2 ranks,
+// nodes of 2; at L = 2 every rank its own node).
 template <typename RunOn>
 void splits(const Comm& w, Tally& tally, RunOn&& run_on) {
   const int per_host = ranks_per_host();
   const int hosts = w.n / per_host, local = w.rank % per_host;
   const bool last = w.rank == w.n - 1;
   const int host = w.rank / per_host, interleaved = local * hosts + host;
+  const int half = per_host % 2 ? per_host : per_host / 2;  // odd: the whole host
+  const int in_turn = local / half * hosts * half + host * half + local % half;
+  const int upper = per_host / 2;  // the last host's ranks from this local rank on split off
+  const bool split_off = host == hosts - 1 && local >= upper;
   const struct {
     const char* name;
     int color, key, ranks, rank;  // `rank`: ours in the child, by key
@@ -106,7 +113,11 @@ void splits(const Comm& w, Tally& tally, RunOn&& run_on) {
       {"one rank per host", local, w.rank, hosts, host},
       {"one host", host, w.rank, per_host, local},
       {"hosts interleaved", 0, interleaved, w.n, interleaved},
-      {"all but the last rank", last ? 1 : 0, w.rank, last ? 1 : w.n - 1, last ? 0 : w.rank}};
+      {"all but the last rank", last ? 1 : 0, w.rank, last ? 1 : w.n - 1, last ? 0 : w.rank},
+      {"the hosts' halves in turn", 0, in_turn, w.n, in_turn},
+      {"all but the last host's upper half", split_off ? 1 : 0, w.rank,
+       split_off ? per_host - upper : w.n - (per_host - upper),
+       split_off ? local - upper : w.rank}};
   for (const auto& sh : shapes) {
     sclComm_t child = nullptr;
     MP_OK(sclCommSplit(w.comm, sh.color, sh.key, &child, nullptr));
