@@ -76,6 +76,7 @@ Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank
   for (const RankInfo& r : table) hosts.push_back(r.host_hash);
   const std::vector<uint64_t> nodes = net::Topology::nodes(hosts);
   Result<net::Topology> topo = net::Topology::of(nodes, rank);
+  if (topo.ok()) topo->cut = nodes != hosts;
   // The workers are sized for every rank of our host, whether or not they share our memory.
   host_ranks_ = int(std::count(hosts.begin(), hosts.end(), hosts[size_t(rank)]));
   // Every rank sends its settings and an address, even one that cannot go on, so that no peer

@@ -86,8 +86,9 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
   });
   std::vector<int> everywhere;  // across hosts: the child's members, in child rank order
   std::vector<uint64_t> nodes;
+  bool cut = false;
   if (rail_) {
-    nodes = split_nodes(cards, color, &everywhere);
+    nodes = split_nodes(cards, color, &everywhere, &cut);
     // The child's shared-memory part is its node's ranks: our host's where the child is laid
     // out host by host, fewer where it is cut into smaller nodes (ourselves alone where flat).
     const net::Topology& topo = rail_->topology();
@@ -117,7 +118,8 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
     maps.push_back(std::move(*m));
   }
   Status init = child->init_from_table(table, std::move(maps));
-  if (init.ok() && rail_) init = child->join_across_hosts(cards, everywhere, nodes, world_rank_);
+  if (init.ok() && rail_)
+    init = child->join_across_hosts(cards, everywhere, nodes, cut, world_rank_);
   if (!init.ok()) {
     child->abandon_init();
     return init;

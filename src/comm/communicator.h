@@ -146,17 +146,19 @@ class Communicator : public sclComm {
   // The parent ranks of `color` in child rank order (`members`), and the child's network nodes
   // (child_nodes()).
   std::vector<uint64_t> split_nodes(const std::vector<net::SplitCard>& cards, int color,
-                                    std::vector<int>* members) const;
+                                    std::vector<int>* members, bool* cut) const;
   Status join_across_hosts(const std::vector<net::SplitCard>& cards,
                            const std::vector<int>& members, const std::vector<uint64_t>& nodes,
-                           int parent_rank);
+                           bool cut, int parent_rank);
   // A child's network nodes (split or shrink), from its members (parent ranks, in child rank
   // order): the parent's nodes where the child can take them, otherwise cut smaller
-  // (net::Topology::nodes()), each within one of the parent's, whose ranks share memory.
-  std::vector<uint64_t> child_nodes(const std::vector<int>& members) const;
+  // (net::Topology::nodes()), each within one of the parent's, whose ranks share memory. `cut`
+  // (optional): whether they are cut from hosts, here or in the parent (net::Topology::cut).
+  std::vector<uint64_t> child_nodes(const std::vector<int>& members, bool* cut = nullptr) const;
   // A child's network (split or shrink): its members' nodes and endpoint addresses, in child
-  // rank order, and our child rank. A child whose members share one node needs none.
-  Status join_network(const std::vector<uint64_t>& hosts,
+  // rank order, whether the nodes are cut, and our child rank. A child whose members share one
+  // node needs none.
+  Status join_network(const std::vector<uint64_t>& nodes, bool cut,
                       const std::vector<std::vector<uint8_t>>& names, int me);
 
   // sclCommShrink (comm/comm_shrink.cc, comm/shrink_across_hosts.cc).

@@ -39,7 +39,9 @@ Status Communicator::join_shrunk_across_hosts(const Communicator& parent,
   for (const ShrinkRecord& r : parts)
     names.emplace_back(r.part.name, r.part.name + r.part.name_bytes);
   const int me = int(std::find(members.begin(), members.end(), parent.rank()) - members.begin());
-  return join_network(parent.child_nodes(members), names, me);
+  bool cut = false;
+  const std::vector<uint64_t> nodes = parent.child_nodes(members, &cut);
+  return join_network(nodes, cut, names, me);
 }
 
 }  // namespace stratacl

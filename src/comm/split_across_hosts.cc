@@ -51,25 +51,28 @@ Status Communicator::share_split(int color, int key, const Status& here, Communi
 }
 
 std::vector<uint64_t> Communicator::split_nodes(const std::vector<net::SplitCard>& cards, int color,
-                                                std::vector<int>* members) const {
+                                                std::vector<int>* members, bool* cut) const {
   members->clear();
   for (int w = 0; w < int(cards.size()); ++w) {
     if (cards[size_t(w)].color == color) members->push_back(w);
   }
   std::stable_sort(members->begin(), members->end(),
                    [&](int a, int b) { return cards[size_t(a)].key < cards[size_t(b)].key; });
-  return child_nodes(*members);
+  return child_nodes(*members, cut);
 }
 
-std::vector<uint64_t> Communicator::child_nodes(const std::vector<int>& members) const {
+std::vector<uint64_t> Communicator::child_nodes(const std::vector<int>& members, bool* cut) const {
   std::vector<uint64_t> parents;
   for (int w : members) parents.push_back(uint64_t(rail_->topology().host_of(w)));
-  return net::Topology::nodes(parents);
+  std::vector<uint64_t> nodes = net::Topology::nodes(parents);
+  if (cut) *cut = rail_->topology().cut || nodes != parents;
+  return nodes;
 }
 
 Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards,
                                        const std::vector<int>& members,
-                                       const std::vector<uint64_t>& nodes, int parent_rank) {
+                                       const std::vector<uint64_t>& nodes, bool cut,
+                                       int parent_rank) {
   std::vector<std::vector<uint8_t>> names;
   int me = -1;
   for (size_t i = 0; i < members.size(); ++i) {
@@ -77,13 +80,14 @@ Status Communicator::join_across_hosts(const std::vector<net::SplitCard>& cards,
     names.emplace_back(c.name, c.name + std::min<size_t>(c.name_bytes, sizeof c.name));
     if (members[i] == parent_rank) me = int(i);
   }
-  return join_network(nodes, names, me);
+  return join_network(nodes, cut, names, me);
 }
 
-Status Communicator::join_network(const std::vector<uint64_t>& nodes,
+Status Communicator::join_network(const std::vector<uint64_t>& nodes, bool cut,
                                   const std::vector<std::vector<uint8_t>>& names, int me) {
   std::unique_ptr<net::Endpoint> ep = std::move(child_ep_);
   SCL_ASSIGN_OR_RETURN(net::Topology topo, net::Topology::of(nodes, me));
+  topo.cut = cut;
   if (topo.hosts == 1) return Status::Ok();  // every member on our node: no network needed
   log_info("rank %d of a child of %zu ranks: node %d of %d, local rank %d of %d", me, names.size(),
            topo.host, topo.hosts, topo.local, topo.per_host);

@@ -27,7 +27,7 @@ Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemK
 Status Context::on_host(Status s) const {
   if (s.ok()) return s;
   const net::Topology& t = topo();
-  return Status(s.code(), "host " + std::to_string(t.host) + " (local rank k is rank " +
+  return Status(s.code(), t.unit() + (" " + std::to_string(t.host)) + " (local rank k is rank " +
                               std::to_string(t.world_of(t.host, 0)) + " + k): " + s.message());
 }
 

@@ -104,7 +104,8 @@ Transfer Rail::recv_from(int peer, void* buf, size_t bytes) {
 }
 
 std::string Rail::who(int world) const {
-  return "rank " + std::to_string(world) + " (host " + std::to_string(topo_.host_of(world)) + ")";
+  return "rank " + std::to_string(world) + " (" + topo_.unit() + " " +
+         std::to_string(topo_.host_of(world)) + ")";
 }
 
 Status Rail::run_tagged(std::span<Transfer> batch, const Deadline& d) {

@@ -92,7 +92,7 @@ class Rail {
   // Before the rail goes: lets small sends the provider still holds leave (Endpoint::flush).
   void flush() { ep_->flush(kFlushNs); }
   static constexpr int64_t kFlushNs = 10 * 1000 * 1000;
-  std::string who(int world) const;  // "rank 3 (host 1)"
+  std::string who(int world) const;  // "rank 3 (host 1)", "(node 1)" where cut
 
   // The call the following batches belong to: every rank calls it with the same values before
   // the same call, whether or not the call reaches the rail on its host. Its kind (< 16), a hash

@@ -24,6 +24,9 @@ struct Topology {
   int per_host = 1;  // L
   int host = 0;      // ours
   int local = 0;     // our index on our host
+  // The "hosts" are nodes cut from hosts (nodes()), which messages then name as nodes.
+  bool cut = false;
+  const char* unit() const { return cut ? "node" : "host"; }
   int world_of(int h, int l) const { return h * per_host + l; }
   int host_of(int world) const { return world / per_host; }
   int local_of(int world) const { return world % per_host; }

@@ -9,6 +9,9 @@ namespace mp {
 
 // The ranks on each host: stratarun --netns sets STRATACL_LOCAL_WORLD_SIZE (1 without it).
 int ranks_per_host();
+// What the library's messages call a host: "node" where the ctest entry says the world's hosts
+// are cut into nodes (MP_HOSTS_CUT=1), otherwise "host".
+const char* host_unit();
 // Mismatched calls across hosts, each on a child of all ranks; the world goes on.
 void mismatches_across_hosts(const Comm& w, Tally& tally);
 // Those of them that the network steps of alltoall, gather and scatter meet

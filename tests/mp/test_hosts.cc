@@ -44,6 +44,11 @@ int ranks_per_host() {
   return per ? std::atoi(per) : 1;
 }
 
+const char* host_unit() {
+  const char* cut = std::getenv("MP_HOSTS_CUT");
+  return cut && std::string(cut) == "1" ? "node" : "host";
+}
+
 namespace {
 
 const Placement kPlacements[] = {

@@ -104,6 +104,10 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
     const bool told = r == sclInvalidUsage && msg.find("calls mismatched") != std::string::npos;
     tally.expect(named || told || r == sclRemoteError, info,
                  std::string(sclGetErrorString(r)) + ": " + msg);
+    // A named mismatch names the peer's host, or its node where the hosts are cut into nodes.
+    const std::string unit = std::string("(") + host_unit() + " ";
+    tally.expect(!named || msg.find(unit) != std::string::npos, info,
+                 "names no \"" + unit + "\": " + msg);
     MP_OK(sclCommDestroy(child));
     int32_t mine = named, any = 0;
     MP_OK(sclAllReduce(&mine, &any, 1, sclInt32, sclMax, w.comm, nullptr));
