@@ -41,249 +41,26 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "calls.h"
-#include "core/hash.h"
+#include "draw.h"
 #include "harness.h"
 #include "reference.h"
+#include "shapes.h"
 
 namespace {
 
 using mp::Coll;
+using soak::Action, soak::Drawn, soak::Rng, soak::Shape;
+using soak::kMiB, soak::kNumColls, soak::kNumSlots, soak::kWorld;
 
 constexpr uint64_t kDefaultSeed = 0x50A4C0FFEEull;
 constexpr int kStopEvery = 4;  // iterations between two stop-flag agreements
-constexpr size_t kNumColls = std::size(mp::kAllColls);
-constexpr size_t kKiB = 1024, kMiB = 1024 * 1024;
-
-// ----------------------------------------------------------------------------------------------
-// Shared random choices.
-
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() { return stratacl::splitmix64(state_ += stratacl::kGoldenGamma); }
-  uint64_t below(uint64_t n) { return n ? next() % n : 0; }
-  double unit() { return double(next() >> 11) * 0x1.0p-53; }
-  bool chance(double p) { return unit() < p; }
-
- private:
-  uint64_t state_;
-};
-
-// What an iteration does; drawn first, so that it can be recomputed cheaply (fast-forward).
-enum class Action { kCall, kStreams, kRecreateComm, kRecreateStreams };
-
-Action draw_action(Rng& rng) {
-  const uint64_t u = rng.below(1000);
-  if (u < 6) return Action::kRecreateComm;     // 0.6 %
-  if (u < 8) return Action::kRecreateStreams;  // 0.2 %
-  if (u < 48) return Action::kStreams;         // 4 %
-  return Action::kCall;
-}
-
-// The largest buffer of a call, in bytes: 0 (4 %), else log-uniform in [1 B, 4 KiB) (50 %),
-// [4 KiB, 256 KiB) (30 %), [256 KiB, 4 MiB) (13 %), [4 MiB, 8 MiB] (3 %).
-size_t draw_bytes(Rng& rng) {
-  const uint64_t u = rng.below(1000);
-  if (u < 40) return 0;
-  double lo, hi;
-  if (u < 540) {
-    lo = 1, hi = 4 * kKiB;
-  } else if (u < 840) {
-    lo = 4 * kKiB, hi = 256 * kKiB;
-  } else if (u < 970) {
-    lo = 256 * kKiB, hi = 4 * kMiB;
-  } else {
-    lo = 4 * kMiB, hi = 8 * kMiB;
-  }
-  const double b = std::exp(std::log(lo) + rng.unit() * (std::log(hi) - std::log(lo)));
-  return size_t(b) < 1 ? 1 : size_t(b);
-}
-
-// A call as drawn, before it meets a communicator (whose size sets the count and the root).
-struct Drawn {
-  Coll coll = Coll::kAllReduce;
-  sclDataType_t dtype = sclFloat32;
-  int op = -1;
-  size_t bytes = 0;
-  uint64_t root_draw = 0;
-  bool in_place = false;
-  mp::Mem send_mem = mp::Mem::kHeap, recv_mem = mp::Mem::kHeap;
-  size_t send_offset = 0, recv_offset = 0;
-  bool null_when_empty = false;
-  uint64_t seed = 0;
-};
-
-constexpr size_t kOffsets[] = {0, 0, 0, 0, 1, 2, 3, 7, 16, 61};
-
-// `exact`: floating types reduce only by max and min, whose result no order of the soak's inputs
-// (finite, non-zero) changes (the draw, and so the sequence, is the same; sum and avg become max,
-// prod min). Across hosts
-// the hierarchy adds floats in another association than rank order, which the reference follows.
-Drawn draw_call(Rng& rng, uint64_t seed, size_t max_bytes, bool exact) {
-  Drawn d;
-  // Allreduce twice as often as the others.
-  const uint64_t k = rng.below(kNumColls + 1);
-  d.coll = k == kNumColls ? Coll::kAllReduce : mp::kAllColls[k];
-  d.dtype = mp::kAllDtypes[rng.below(std::size(mp::kAllDtypes))];
-  int op = int(mp::kAllOps[rng.below(std::size(mp::kAllOps))]);
-  if (exact && stratacl::dtype_floating(d.dtype) && op != sclMax && op != sclMin) {
-    op = op == sclProd ? sclMin : sclMax;
-  }
-  d.op = mp::reduces(d.coll) ? op : -1;
-  d.bytes = draw_bytes(rng);
-  if (d.bytes > max_bytes) d.bytes = max_bytes;
-  d.root_draw = rng.next();
-  const bool in_place = rng.chance(0.3);
-  d.in_place = in_place && mp::has_in_place(d.coll);
-  switch (rng.below(4)) {
-    case 0:
-      d.send_mem = d.recv_mem = mp::Mem::kHeap;
-      break;
-    case 1:
-      d.send_mem = d.recv_mem = mp::Mem::kMalloc;
-      break;
-    case 2:
-      d.send_mem = mp::Mem::kHeap, d.recv_mem = mp::Mem::kMalloc;
-      break;
-    default:
-      d.send_mem = mp::Mem::kMalloc, d.recv_mem = mp::Mem::kHeap;
-      break;
-  }
-  d.send_offset = kOffsets[rng.below(std::size(kOffsets))];
-  d.recv_offset = kOffsets[rng.below(std::size(kOffsets))];
-  d.null_when_empty = rng.chance(0.5);
-  d.seed = mp::ref::make_seed(seed, rng.next());
-  return d;
-}
-
-// Collectives whose largest buffer holds nranks * count elements.
-bool scales_with_ranks(Coll c) {
-  return c == Coll::kAllGather || c == Coll::kReduceScatter || c == Coll::kAlltoAll ||
-         c == Coll::kAlltoAllv || c == Coll::kGather || c == Coll::kScatter;
-}
-
-// Placement names must outlive the calls: interned here.
-const char* intern(const std::string& s) {
-  static std::set<std::string> names;
-  return names.insert(s).first->c_str();
-}
-
-mp::CallSpec make_spec(const Drawn& d, const mp::Comm& c, const std::string& context) {
-  mp::CallSpec spec;
-  spec.coll = d.coll;
-  spec.dtype = d.dtype;
-  spec.op = d.op;
-  const size_t es = mp::dtype_size(d.dtype);
-  size_t count = d.bytes / es;
-  if (scales_with_ranks(d.coll)) count /= size_t(c.n);
-  if (d.bytes > 0 && count == 0) count = 1;
-  spec.count = count;
-  spec.root = mp::rooted(d.coll) ? int(d.root_draw % uint64_t(c.n)) : -1;
-  mp::Placement& pl = spec.placement;
-  pl.in_place = d.in_place;
-  pl.send_mem = d.send_mem;
-  pl.recv_mem = d.recv_mem;
-  pl.send_offset = d.send_offset;
-  pl.recv_offset = d.recv_offset;
-  auto where = [](mp::Mem m, size_t off) {
-    std::string name = mp::mem_name(m);
-    if (off) name.append("+").append(std::to_string(off));
-    return name;
-  };
-  pl.name = intern(d.in_place ? "buf=" + where(d.recv_mem, d.recv_offset)
-                              : "send=" + where(d.send_mem, d.send_offset) +
-                                    " recv=" + where(d.recv_mem, d.recv_offset));
-  spec.null_when_empty = d.null_when_empty;
-  spec.seed = d.seed;
-  spec.context = context;
-  return spec;
-}
-
-// ----------------------------------------------------------------------------------------------
-// Communicators.
-
-enum SlotId { kWorld, kHalves, kDup, kPartial, kNumSlots };
-const char* const kSlotNames[kNumSlots] = {"world", "halves", "dup", "partial"};
-constexpr int kVariants[kNumSlots] = {1, 3, 3, 2};
-
-// What a split communicator looks like: drawn at each re-creation.
-struct Shape {
-  int variant = 0;
-  uint64_t param = 0;      // dup: rotation; partial: the rank left out
-  long long staging = -1;  // config stagingBytes; -1: inherit the world's
-  int generation = 0;
-};
-
-// Colour and key of world rank r in a communicator of `slot` with `shape`.
-void color_key(int slot, const Shape& s, int r, int n, int* color, int* key) {
-  *color = 0;
-  *key = r;
-  switch (slot) {
-    case kHalves:
-      if (s.variant == 0) {
-        *color = r < (n + 1) / 2 ? 0 : 1;
-      } else if (s.variant == 1) {
-        *color = r % 2;
-      } else {
-        *color = r < (n + 1) / 2 ? 0 : 1;
-        *key = -r;
-      }
-      break;
-    case kDup:
-      if (s.variant == 0) {
-        *key = n - r;
-      } else if (s.variant == 1) {
-        *key = int((uint64_t(r) + s.param) % uint64_t(n));
-      } else {
-        *key = 0;  // ties: ordered by world rank
-      }
-      break;
-    case kPartial:
-      *color = uint64_t(r) == s.param % uint64_t(n) ? SCL_SPLIT_NOCOLOR : 5;
-      if (s.variant == 1) *key = -r;
-      break;
-    default:
-      break;
-  }
-}
-
-Shape draw_shape(Rng& rng, int slot, int generation) {
-  Shape s;
-  s.generation = generation;
-  s.variant = int(rng.below(uint64_t(kVariants[slot])));
-  s.param = rng.next();
-  const uint64_t st = rng.below(4);
-  s.staging = st == 0 ? 64 * 1024 : st == 1 ? 1024 * 1024 : -1;
-  return s;
-}
-
-std::string shape_name(int slot, const Shape& s, int n) {
-  static const char* const kNames[kNumSlots][3] = {
-      {"", "", ""},
-      {"contiguous", "interleaved", "contiguous-reversed"},
-      {"reversed", "rotated", "equal-keys"},
-      {"", "keys-reversed", ""}};
-  std::string name = kSlotNames[slot];
-  if (slot == kWorld) return name;
-  name.append("#").append(std::to_string(s.generation));
-  std::string v = kNames[slot][s.variant];
-  if (slot == kPartial) {
-    v = "without-" + std::to_string(s.param % uint64_t(n)) + (v.empty() ? "" : "," + v);
-  }
-  if (!v.empty()) name += "(" + v + ")";
-  if (s.staging > 0) name += "[staging=" + std::to_string(s.staging / 1024) + "K]";
-  return name;
-}
 
 struct Stats {
   uint64_t calls[kNumColls] = {};
