@@ -2,9 +2,9 @@
 // gives each rank its colour's members on its own host; a card from every rank, allgathered over
 // the parent's network, gives the rest: the colour's members everywhere, ordered by key and then
 // parent rank, and their new endpoints' addresses. A child whose members share one host needs
-// no network; one that spans hosts gets its own endpoint and rail, with the parent's host
-// numbering where its ranks are laid out host by host (net/topology.h), else with every rank its
-// own network node.
+// no network; one that spans hosts gets its own endpoint and rail, with the parent's host (or
+// node) numbering where its ranks are laid out host by host, else on smaller nodes within the
+// parent's (child_nodes(), net/topology.h).
 #include <algorithm>
 #include <cstring>
 

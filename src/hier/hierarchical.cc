@@ -33,8 +33,8 @@ Status Context::on_host(Status s) const {
 
 Status Context::failed_elsewhere(const char* call, int heard_by, int32_t code) const {
   return on_host(Errorf(peer_result(code),
-                        "the %s failed on another host (local rank %d heard it over the network)",
-                        call, heard_by));
+                        "the %s failed on another %s (local rank %d heard it over the network)",
+                        call, topo().unit(), heard_by));
 }
 
 char* Scratch::get(size_t bytes) {

@@ -81,7 +81,7 @@ void Rail::go_on_through_failures() { ep_->excuse_in_failed_calls(kSignatureMask
 
 void Rail::fail_call() {
   failed_here_ = true;
-  if (failure_.ok()) failure_ = Errorf(sclInvalidUsage, "the call failed on this host");
+  if (failure_.ok()) failure_ = Errorf(sclInvalidUsage, "the call failed on this %s", topo_.unit());
 }
 
 Status Rail::settle(Status s) const { return s.ok() ? failure_ : s; }
@@ -134,9 +134,9 @@ Status Rail::went_through(Status s, std::span<const Transfer> batch) {
   for (const Transfer& t : batch) {
     if (t.peer_failed && failure_.ok()) {
       failure_ = Errorf(sclInvalidUsage,
-                        "the call failed on another host (%s said so): a step among a host's "
-                        "ranks found their calls mismatched",
-                        who(t.peer).c_str());
+                        "the call failed on another %s (%s said so): a step among its ranks "
+                        "found their calls mismatched",
+                        topo_.unit(), who(t.peer).c_str());
     }
   }
   return Status::Ok();
