@@ -1,7 +1,8 @@
 // sclCommShrink when the parent spans hosts: each survivor opens the child's endpoint before it
 // votes, and its address travels with the vote (the heartbeat carries votes between hosts).
-// Survivors spread unevenly make a child of smaller nodes (child_nodes()): one rank of two hosts
-// x two died, and every survivor is its own network node.
+// Survivors spread unevenly make a child of smaller nodes (child_nodes()): 4 + 2 survivors of 2
+// hosts x 4 run as nodes of 2; 3 of 2 hosts x 2 flat, each its own node, as after any single
+// death where hosts hold several ranks (runs of L and L - 1).
 #include <algorithm>
 #include <cstring>
 

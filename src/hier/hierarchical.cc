@@ -1,6 +1,9 @@
 #include "hier/hierarchical.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
+#include <utility>
 
 #include "coll/algorithms.h"
 #include "coll/step.h"
@@ -27,8 +30,12 @@ Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemK
 Status Context::on_host(Status s) const {
   if (s.ok()) return s;
   const net::Topology& t = topo();
-  return Status(s.code(), t.unit() + (" " + std::to_string(t.host)) + " (local rank k is rank " +
-                              std::to_string(t.world_of(t.host, 0)) + " + k): " + s.message());
+  char where[96];
+  std::snprintf(where, sizeof where, "%s %d (local rank k is rank %d + k): ", t.unit(), t.host,
+                t.world_of(t.host, 0));
+  std::string message = where;
+  message += s.message();
+  return Status(s.code(), std::move(message));
 }
 
 Status Context::failed_elsewhere(const char* call, int heard_by, int32_t code) const {
