@@ -51,38 +51,17 @@
 #include "draw.h"
 #include "harness.h"
 #include "reference.h"
+#include "report.h"
 #include "shapes.h"
 
 namespace {
 
 using mp::Coll;
-using soak::Action, soak::Drawn, soak::Rng, soak::Shape;
+using soak::Action, soak::Drawn, soak::Rng, soak::Shape, soak::Stats;
 using soak::kMiB, soak::kNumColls, soak::kNumSlots, soak::kWorld;
 
 constexpr uint64_t kDefaultSeed = 0x50A4C0FFEEull;
 constexpr int kStopEvery = 4;  // iterations between two stop-flag agreements
-
-struct Stats {
-  uint64_t calls[kNumColls] = {};
-  uint64_t failed[kNumColls] = {};
-  uint64_t elements[kNumColls] = {};
-  uint64_t stream_calls = 0;   // of the calls: queued on a stream
-  uint64_t overlap_calls = 0;  // of the calls: blocking while streams ran
-  uint64_t other_checks = 0;   // membership, stream status, async error
-  uint64_t other_failed = 0;
-  uint64_t iterations = 0;
-  uint64_t comm_recreations = 0;
-  uint64_t stream_recreations = 0;
-  uint64_t stream_batches = 0;
-  uint64_t bytes = 0;  // payload: count * element size, per call (the "size" drawn)
-};
-
-size_t coll_index(Coll c) {
-  for (size_t i = 0; i < kNumColls; ++i) {
-    if (mp::kAllColls[i] == c) return i;
-  }
-  mp::fatal("unknown collective %d", int(c));
-}
 
 class Soak {
  public:
@@ -230,7 +209,7 @@ void Soak::issue(mp::PreparedCall& call, sclStream_t stream) {
 
 void Soak::check(mp::PreparedCall& call) {
   mp::Tally& tally = mp::global_tally();
-  const size_t ci = coll_index(call.spec().coll);
+  const size_t ci = soak::coll_index(call.spec().coll);
   const uint64_t before = tally.elements();
   const uint64_t wrong = call.verify(tally);
   ++st_.calls[ci];
@@ -421,86 +400,9 @@ void Soak::run(double seconds, long long iterations, long long first, double pro
 }
 
 int Soak::report(double seconds_requested) {
-  // Per-rank figures summed over the world: [calls, failed, elements] per collective, then the
-  // other counters.
-  constexpr size_t kOther = 8;
-  constexpr size_t kLen = 3 * kNumColls + kOther;
-  uint64_t* sum = nullptr;
-  uint64_t* per_rank = nullptr;
-  MP_OK(sclMemAlloc(reinterpret_cast<void**>(&sum), kLen * sizeof(uint64_t)));
-  MP_OK(sclMemAlloc(reinterpret_cast<void**>(&per_rank), 2 * size_t(world_.n) * sizeof(uint64_t)));
-  uint64_t my_calls = 0, my_failed = st_.other_failed;
-  for (size_t i = 0; i < kNumColls; ++i) {
-    sum[i] = st_.calls[i];
-    sum[kNumColls + i] = st_.failed[i];
-    sum[2 * kNumColls + i] = st_.elements[i];
-    my_calls += st_.calls[i];
-    my_failed += st_.failed[i];
-  }
-  const mp::Tally& tally = mp::global_tally();
-  uint64_t* o = sum + 3 * kNumColls;
-  o[0] = st_.stream_calls;
-  o[1] = st_.overlap_calls;
-  o[2] = st_.other_checks;
-  o[3] = st_.other_failed;
-  o[4] = tally.wrong_elements();
-  o[5] = st_.bytes;
-  o[6] = tally.passed();
-  o[7] = tally.failed();
-  uint64_t mine[2] = {my_calls, my_failed};
-  MP_OK(sclAllReduce(sum, sum, kLen, sclUint64, sclSum, world_.comm, nullptr));
-  MP_OK(sclAllGather(mine, per_rank, 2, sclUint64, world_.comm, nullptr));
-
-  uint64_t calls = 0, failed_calls = 0, elements = 0;
-  for (size_t i = 0; i < kNumColls; ++i) {
-    calls += sum[i];
-    failed_calls += sum[kNumColls + i];
-    elements += sum[2 * kNumColls + i];
-  }
-  const uint64_t other_failed = o[3];
-  const uint64_t passed = calls - failed_calls;
-  const uint64_t failed = failed_calls + other_failed;
-  if (my_failed > 0) {
-    fprintf(stderr,
-            "soak: rank %d: %" PRIu64 " of %" PRIu64 " calls FAILED, %" PRIu64
-            " other checks failed (%" PRIu64 " wrong elements)\n",
-            world_.rank, my_failed - st_.other_failed, my_calls, st_.other_failed,
-            tally.wrong_elements());
-  }
-  if (world_.rank == 0) {
-    printf("soak: %d ranks, seed 0x%" PRIx64 ", %" PRIu64 " iterations in %.2f s", world_.n, seed_,
-           st_.iterations, elapsed_);
-    if (seconds_requested > 0) printf(" (%.0f s requested)", seconds_requested);
-    printf("\n");
-    printf("soak: calls checked: %" PRIu64 " on all ranks (%.1f per second), per rank:", calls,
-           elapsed_ > 0 ? double(calls) / elapsed_ : 0.0);
-    for (int r = 0; r < world_.n; ++r) printf(" %" PRIu64, per_rank[2 * r]);
-    printf("\n");
-    printf("soak: elements checked: %" PRIu64 " (outputs, unchanged inputs, guards); %" PRIu64
-           " wrong; payload %.1f MiB\n",
-           elements, o[4], double(o[5]) / double(kMiB));
-    printf("soak: of the calls, %" PRIu64 " queued on streams (%" PRIu64 " batches), %" PRIu64
-           " blocking while streams ran\n",
-           o[0], st_.stream_batches, o[1]);
-    printf("soak: communicators re-created: %" PRIu64 ", streams re-created: %" PRIu64
-           "; other checks (membership, stream status, async errors): %" PRIu64 ", %" PRIu64
-           " failed\n",
-           st_.comm_recreations, st_.stream_recreations, o[2], other_failed);
-    printf("soak: per collective (calls on all ranks, failed, elements):\n");
-    for (size_t i = 0; i < kNumColls; ++i) {
-      printf("soak:   %-14s %10" PRIu64 " %6" PRIu64 " %14" PRIu64 "\n",
-             mp::coll_name(mp::kAllColls[i]), sum[i], sum[kNumColls + i], sum[2 * kNumColls + i]);
-    }
-    if (calls == 0) printf("soak: FAILED: no calls were checked\n");
-    printf("%" PRIu64 " passed, %" PRIu64 " failed\n", passed, failed);
-  }
-  fflush(stdout);
-  fflush(stderr);
-  const bool bad = my_failed > 0 || failed > 0 || calls == 0 || o[7] > 0;
-  MP_OK(sclMemFree(sum));
-  MP_OK(sclMemFree(per_rank));
+  const int status = soak::report(st_, world_, seed_, elapsed_, seconds_requested);
   MP_OK(sclMemFree(stop_buf_));
-  return bad ? 1 : 0;
+  return status;
 }
 
 [[noreturn]] void usage(const char* msg) {
