@@ -36,6 +36,13 @@ struct PreMul {
   bool on = false;
   uint64_t value = 0;
   const void* at = nullptr;
+  // An average of floats across hosts: each input is divided by this (the world size) first,
+  // in float and rounded once, and the call sums the quotients. Summed first, host by host and
+  // then over hosts, the partial sums are rounded to the dtype at every level and could
+  // overflow where the average fits (fp16 and fp8); NCCL averages floats so too. Set after the
+  // call's arguments were checked: the call keeps sclAvg, so its signature still tells it from a
+  // sum.
+  int divide_by = 0;
 };
 
 struct Call {

@@ -124,7 +124,7 @@ static_assert(uint32_t(Coll::kCount) <= 16, "a call kind no longer fits the tag"
 sclRedOp_t summing(sclRedOp_t op) { return op == sclAvg ? sclSum : op; }
 
 void finish_average(const Call& call, char* buf, size_t count, int world_ranks) {
-  if (call.op != sclAvg || count == 0) return;
+  if (call.op != sclAvg || call.premul.divide_by > 0 || count == 0) return;
   const void* src = buf;
   reduce::reduce_n(buf, &src, 1, count, call.dtype, sclAvg, world_ranks);
 }

@@ -27,7 +27,8 @@
 //   gather/scatter  the root's host locally; other ranks' blocks straight to or from the root.
 //   send/recv       local single copy within the host; network messages between hosts.
 //   MoE             the ids allgathered, the rows packed and sent by alltoallv (hier/moe.cc).
-// Averages sum everywhere and divide once at the end, so every rank divides by the world size.
+// Averages of integers sum everywhere and divide once at the end, so every rank divides by the
+// world size; averages of floats divide every input by it first and sum (PreMul::divide_by).
 #pragma once
 
 #include <memory>
@@ -174,7 +175,8 @@ constexpr int kSplitBroadcastRoot = 2;
 // A call on this host's ranks, with the world call's dtype and op (an average sums).
 Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemKind recv_kind,
                 size_t count, int root = 0);
-// The summing op of `op` (an average sums first), and the division that finishes an average.
+// The summing op of `op` (an average sums), and the division that finishes an average of
+// integers.
 sclRedOp_t summing(sclRedOp_t op);
 void finish_average(const Call& call, char* buf, size_t count, int world_ranks);
 

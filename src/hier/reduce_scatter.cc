@@ -28,7 +28,7 @@ bool spreads(const Context& c, const Call& call) {
   const size_t input = call.count * dtype_size(call.dtype) * size_t(c.world_ranks);
   return t.per_host > 1 && t.hosts >= kSpreadMinHosts && call.count > 0 &&
          input <= net::Rail::kDirectMaxBytes &&
-         !c.rail.reduce_scatter_takes_rounds(call.count, call.dtype, summing(call.op));
+         !c.rail.reduce_scatter_takes_rounds(call.count, call.dtype);
 }
 
 // One local allreduce leaves every rank of the host its partials for every host; each host's

@@ -275,7 +275,7 @@ Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt
     return Status::Ok();
   }
   if (count * es <= kDirectMaxBytes) {
-    if (doubling(H) && associates(dt, op)) {
+    if (doubling(H)) {
       return settle(allreduce_doubling(in, buf, count, dt, op, d));
     }
     // Bruck's rounds gather the H inputs, which one direct round takes in at once: up to 64 KiB
@@ -284,7 +284,7 @@ Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt
     if (small_in_rounds(count * es)) {
       return settle(allreduce_in_rounds(in, buf, count, dt, op, d));
     }
-    if (rounds(H) && associates(dt, op) && allreduce_halves_pay(H, topo_.per_host, count * es)) {
+    if (rounds(H) && allreduce_halves_pay(H, topo_.per_host, count * es)) {
       return settle(allreduce_in_halves(in, buf, count, dt, op, d));
     }
     return settle(allreduce_direct(in, buf, count, dt, op, d));
@@ -295,12 +295,6 @@ Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt
     return settle(allreduce_scatter_gather(in, ch, dt, op, d));
   }
   return settle(allreduce_ring(in, ch, dt, op, d));
-}
-
-bool Rail::associates(sclDataType_t dt, sclRedOp_t op) {
-  // Max and min over floating types skip a NaN in any input but the first (reduce.h), which
-  // does not associate: grouped pairwise, a NaN would hide whole groups of hosts.
-  return !dtype_floating(dt) || (op != sclMax && op != sclMin);
 }
 
 Status Rail::allreduce_ring(const char* in, const Chunks& ch, sclDataType_t dt, sclRedOp_t op,
@@ -427,7 +421,7 @@ Status Rail::allgather_doubling(std::span<char* const> blocks, size_t bytes, con
 
 Status Rail::reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
                             sclDataType_t dt, sclRedOp_t op, const Deadline& d) {
-  if (reduce_scatter_takes_rounds(count, dt, op)) {
+  if (reduce_scatter_takes_rounds(count, dt)) {
     return settle(reduce_scatter_in_rounds(parts, out, count, dt, op, d));
   }
   return settle(reduce_scatter_direct(parts, out, count, dt, op, d));

@@ -134,16 +134,15 @@ class Rail {
   // where H is a power of two, recursive doubling: log2 H rounds of one message each way, where the
   // direct round posts 2(H-1) messages (each pair reduces the lower host's value first, so every
   // host ends with the same bits, though not in host order); at other host counts from there
-  // (and for float max and min) while the H inputs total at most kDirectMaxBytes, Bruck's gather
+  // while the H inputs total at most kDirectMaxBytes, Bruck's gather
   // of every input in ceil(log2 H) rounds, the direct round's bytes, then the direct round's
-  // reduction in host order; past that, where allreduce_halves_pay() (not for float max and
-  // min), in halves: reduce_scatter()'s rounds over the ring's chunks, then Bruck's gather of
-  // the chunks, each reduced once on its host. Above, ring reduce-scatter then ring allgather
-  // (each chunk reduced in ring order), which moves 2(H-1)/H of the buffer per host instead of
-  // H-1; or, from kScatterGatherMinHosts hosts while H - 1 chunks are at most
-  // kScatterGatherMaxRoundBytes, the same bytes in two rounds: every host sends chunk h to host
-  // h, which reduces the H copies in host order and sends the result to every host. op is sum,
-  // prod, max or min: averages divide afterwards.
+  // reduction in host order; past that, where allreduce_halves_pay(), in halves: reduce_scatter()'s
+  // rounds over the ring's chunks, then Bruck's gather of the chunks, each reduced once on its
+  // host. Above, ring reduce-scatter then ring allgather (each chunk reduced in ring order), which
+  // moves 2(H-1)/H of the buffer per host instead of H-1; or, from kScatterGatherMinHosts hosts
+  // while H - 1 chunks are at most kScatterGatherMaxRoundBytes, the same bytes in two rounds: every
+  // host sends chunk h to host h, which reduces the H copies in host order and sends the result to
+  // every host. op is sum, prod, max or min: averages divide afterwards.
   Status allreduce(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                    const Deadline& d);
   // Where every rank of a host holds the host's messages for the other hosts (`bytes` each, host
@@ -220,14 +219,14 @@ class Rail {
   // parts[h]: our partial result for host h (ours: parts[host]). On return, out holds the
   // reduction over hosts of every host's part for us: in host order, from one direct round (a
   // message to and from every host); or, from set_doubling_min_hosts() hosts while the H parts
-  // total at most kDirectMaxBytes (not for float max and min, see associates()), by Bruck's
+  // total at most kDirectMaxBytes, by Bruck's
   // rounds: ceil(log2 H) rounds of one message each way and the direct round's bytes, each part
   // reduced on its way in a fixed order of its own. `out` may be parts[host]; it is written only
   // where the call went through.
   Status reduce_scatter(std::span<const char* const> parts, char* out, size_t count,
                         sclDataType_t dt, sclRedOp_t op, const Deadline& d);
   // Whether reduce_scatter() of `count` elements a host takes Bruck's rounds (alike on every rank).
-  bool reduce_scatter_takes_rounds(size_t count, sclDataType_t dt, sclRedOp_t op) const;
+  bool reduce_scatter_takes_rounds(size_t count, sclDataType_t dt) const;
   // Host `root` ends with the reduction, in host order, of every host's `mine` in `out`. Paced.
   Status reduce(const char* mine, char* out, size_t count, sclDataType_t dt, sclRedOp_t op,
                 int root, const Deadline& d);
@@ -284,9 +283,6 @@ class Rail {
                           const Deadline& d);
   Status reduce_scatter_direct(std::span<const char* const> parts, char* out, size_t count,
                                sclDataType_t dt, sclRedOp_t op, const Deadline& d);
-  // Whether `op` over `dt` may be grouped otherwise than in host order (recursive doubling,
-  // the reduce-scatter's rounds): all but max and min over floating types.
-  static bool associates(sclDataType_t dt, sclRedOp_t op);
   struct Chunks;  // the split of a buffer into H chunks (net/rail_chunks.h)
   // `in`: the input, laid out as `chunks` (chunks.buf, the output, where in place).
   Status allreduce_scatter_gather(const char* in, const Chunks& chunks, sclDataType_t dt,

@@ -28,8 +28,8 @@ bool Rail::alltoall_in_rounds(size_t bytes) const {
          alltoall_rounds_pay(topo_.hosts, topo_.per_host, bytes);
 }
 
-bool Rail::reduce_scatter_takes_rounds(size_t count, sclDataType_t dt, sclRedOp_t op) const {
-  return small_in_rounds(count * dtype_size(dt)) && associates(dt, op);
+bool Rail::reduce_scatter_takes_rounds(size_t count, sclDataType_t dt) const {
+  return small_in_rounds(count * dtype_size(dt));
 }
 
 bool Rail::alltoall_rounds_pay(int hosts, int per_host, size_t bytes) {

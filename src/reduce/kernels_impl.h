@@ -82,12 +82,30 @@ struct OpProd {
   }
 };
 
-// For floats these are exactly maxps/minps(b, a): equal operands (+0/-0) and a NaN `b` give `a`.
+// Max and min over floats are NCCL's fmaxf/fminf made exact: a NaN is dropped (the result is a
+// NaN only where every input is), and -0 < +0. So they associate and commute for every input,
+// and any grouping or order of the ranks' inputs (hosts first, rings, rounds) gives the same bits.
+// Written as selects over the whole tile, which the compiler vectorises.
+template <class T>
+[[gnu::always_inline]] inline T same_sign_bits(T a, T b, bool max) {
+  // Equal a and b: the same bits, or +0 and -0; for max the zero with its sign bit cleared.
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const U x = __builtin_bit_cast(U, a), y = __builtin_bit_cast(U, b);
+  return __builtin_bit_cast(T, max ? U(x & y) : U(x | y));
+}
+
 struct OpMax {
   static constexpr bool kAvg = false;
   template <class T>
   static T apply(T a, T b) {
-    return b > a ? b : a;
+    if constexpr (std::is_integral_v<T>) {
+      return b > a ? b : a;
+    } else {
+      T m = b > a ? b : a;
+      m = a == b ? same_sign_bits(a, b, true) : m;
+      m = b != b ? a : m;
+      return a != a ? b : m;
+    }
   }
 };
 
@@ -95,7 +113,14 @@ struct OpMin {
   static constexpr bool kAvg = false;
   template <class T>
   static T apply(T a, T b) {
-    return b < a ? b : a;
+    if constexpr (std::is_integral_v<T>) {
+      return b < a ? b : a;
+    } else {
+      T m = b < a ? b : a;
+      m = a == b ? same_sign_bits(a, b, false) : m;
+      m = b != b ? a : m;
+      return a != a ? b : m;
+    }
   }
 };
 

@@ -14,9 +14,10 @@
 //  - Integers: sum and prod wrap modulo 2^bits; max/min as usual; avg is the wrapped sum divided by
 //    avg_divisor with C integer division (truncating toward zero for the signed types).
 //  - float32/float64: IEEE arithmetic in the type itself; avg = sum / (T)avg_divisor.
-//    max(a, b) = (b > a) ? b : a and min(a, b) = (b < a) ? b : a, with a the running value: ties
-//    (+0 vs -0) keep the earlier value, a NaN in srcs[0] propagates and a NaN in a later input
-//    is skipped. This is exactly x86 maxps/minps(b, a), and it is the same for every ISA.
+//    max and min are NCCL's fmaxf/fminf (and IEEE 754-2019's maximumNumber/minimumNumber): a NaN
+//    input is skipped, so the result is a NaN only where every input is one, and -0 < +0 (max
+//    of +0 and -0 is +0, min is -0). They associate and commute for every input, NaN included,
+//    so any grouping of the inputs (the hierarchy's hosts, rings, rounds) gives the same bits.
 //  - float16, bfloat16, fp8 e4m3, fp8 e5m2: each input is converted exactly to float32, reduced
 //    in float32 in order (avg divides in float32), then rounded ONCE to the destination type,
 //    to nearest even, with the overflow rules of convert.h (fp16/bf16 -> inf, fp8 saturates).

@@ -9,7 +9,8 @@
 //     Exact reductions only (integer sum/prod/avg, float max/min): the hierarchy adds floats in
 //     another association than rank order, which float32 sum checks below instead.
 //   - float32 sum allreduce: bit-identical on every rank, and within rounding of the rank-order
-//     reference.
+//     reference. Float max and min with NaNs and signed zeros: what one host gives, bitwise.
+//     fp16 and fp8 averages whose sums would overflow: in range.
 //   - allgather and reducescatter on a duplicate with the smallest staging area (64 KiB), whose
 //     local step of H runs goes through it in several rounds.
 //   - barrier: a rank that arrives 200 ms late (the last of each host in turn) holds every other
@@ -34,6 +35,7 @@
 #include "calls.h"
 #include "core/hash.h"
 #include "hosts.h"
+#include "reduce/convert.h"
 #include "reference.h"
 #include "tests.h"
 
@@ -77,6 +79,57 @@ void float_sum_is_deterministic(const Comm& w, Tally& tally, size_t count, uint6
   for (int r = 0; r < w.n; ++r) {
     tally.expect(all[size_t(r)] == all[0], info, "rank " + std::to_string(r) + " differs");
   }
+}
+
+// Float max and min skip NaNs and take -0 < +0 (reduce.h), so that the hierarchy's grouping of
+// the ranks (each host first, then rings, rounds or a direct round over hosts) gives what one
+// host gives. Element i holds a NaN on rank i % n, and on the others -0 (rank 0) or +0, or the
+// rank's number: 7 elements (the direct round or rounds) and 40007 (160 KiB: the ring at 2 and 3
+// hosts, scatter-gather from 4), every rank checked against the rule, bitwise.
+void float_max_min_group_alike(const Comm& w, Tally& tally) {
+  const auto value = [&](int r, size_t i) {
+    if (size_t(r) == i % size_t(w.n)) return std::nanf("");
+    if (i % 3 == 0) return r == 0 ? -0.0f : 0.0f;
+    return float((size_t(r) * 7 + i) % 11) - 5.0f;
+  };
+  for (const sclRedOp_t op : {sclMax, sclMin}) {
+    for (const size_t count : {size_t(7), size_t(40007)}) {
+      std::vector<float> in(count), out(count), want(count);
+      for (size_t i = 0; i < count; ++i) {
+        in[i] = value(w.rank, i);
+        float m = std::nanf("");
+        for (int r = 0; r < w.n; ++r) {
+          const float v = value(r, i);
+          if (std::isnan(v)) continue;
+          if (std::isnan(m) || (op == sclMax ? v > m : v < m)) m = v;
+          if (v == m && std::signbit(v) != std::signbit(m)) m = op == sclMax ? 0.0f : -0.0f;
+        }
+        want[i] = m;
+      }
+      MP_OK(sclAllReduce(in.data(), out.data(), count, sclFloat32, op, w.comm, nullptr));
+      tally.compare(CallInfo{"allreduce", sclFloat32, op, count, -1, "NaN and signed zeros"}, "out",
+                    out.data(), want.data(), count);
+    }
+  }
+}
+
+// An average of floats across hosts divides each input by the world size before any sum, so it
+// stays in range wherever the average does: fp16 inputs of 40000 (two of them overflow fp16) and
+// fp8 e4m3 ones of 320 (saturating at 448) average to themselves, within the rounding of the
+// quotients and of the sums over hosts.
+void narrow_average_stays_in_range(const Comm& w, Tally& tally) {
+  const size_t count = 1001;
+  std::vector<uint16_t> half(count, stratacl::reduce::float_to_half(40000.0f)), half_out(count);
+  MP_OK(sclAllReduce(half.data(), half_out.data(), count, sclFloat16, sclAvg, w.comm, nullptr));
+  std::vector<uint8_t> fp8(count, 0x7A), fp8_out(count);  // e4m3 320
+  MP_OK(sclAllReduce(fp8.data(), fp8_out.data(), count, sclFloat8e4m3, sclAvg, w.comm, nullptr));
+  size_t far = 0;
+  for (size_t i = 0; i < count; ++i) {
+    far += !(std::fabs(stratacl::reduce::half_to_float(half_out[i]) - 40000.0f) <= 400.0f);
+    far += !(std::fabs(stratacl::reduce::e4m3_to_float(fp8_out[i]) - 320.0f) <= 48.0f);
+  }
+  tally.expect(far == 0, CallInfo{"allreduce", sclFloat16, sclAvg, count, -1, "and fp8 e4m3"},
+               std::to_string(far) + " elements out of range");
 }
 
 // The last rank of each host in turn: in a barrier's rounds of dissemination (net::Rail::barrier)
@@ -200,6 +253,8 @@ int run_hosts(int argc, char** argv) {
       run(Coll::kScatter, sclUint8, -1, count, root);
     }
   }
+  float_max_min_group_alike(w, tally);
+  narrow_average_stays_in_range(w, tally);
   if (small) {
     float_sum_is_deterministic(w, tally, 7, ref::make_seed(0xF10A7, 7));
     return finish("hosts");

@@ -293,9 +293,13 @@ F float_op(sclRedOp_t op, F a, F b) {
     case sclProd:
       return a * b;
     case sclMax:
-      return b > a ? b : a;
-    case sclMin:
-      return b < a ? b : a;
+    case sclMin: {
+      // NaN skipped, -0 < +0 (reduce.h).
+      if (std::isnan(b)) return a;
+      if (std::isnan(a)) return b;
+      if (a == b) return (std::signbit(a) == (op == sclMax)) ? b : a;
+      return (op == sclMax) == (b > a) ? b : a;
+    }
     default:
       return a + b;
   }
@@ -651,13 +655,35 @@ TEST(ReduceSemantics, EdgeCasesOnEveryIsa) {
               (std::vector<int8_t>{-3, 127 / 2}));
     EXPECT_EQ(run<uint8_t>(isa, sclUint8, sclAvg, {{100}, {150}}, 200), (std::vector<uint8_t>{1}));
     EXPECT_EQ(run<int32_t>(isa, sclInt32, sclProd, {{65536}, {65536}}), (std::vector<int32_t>{0}));
-    // Float max/min keep the earlier value on ties: +0 vs -0 in either order.
-    const auto mx = run<float>(isa, sclFloat32, sclMax, {{0.0f, -0.0f}, {-0.0f, 0.0f}});
+    // Float max/min take -0 < +0 whatever the order, and skip NaNs wherever they are: they
+    // associate and commute, as the hierarchy's grouping of the ranks needs.
+    const auto mx =
+        run<float>(isa, sclFloat32, sclMax, {{0.0f, -0.0f, -0.0f}, {-0.0f, 0.0f, -0.0f}});
     EXPECT_FALSE(std::signbit(mx[0]));
-    EXPECT_TRUE(std::signbit(mx[1]));
-    const auto mn = run<double>(isa, sclFloat64, sclMin, {{0.0, -0.0}, {-0.0, 0.0}});
-    EXPECT_FALSE(std::signbit(mn[0]));
+    EXPECT_FALSE(std::signbit(mx[1]));
+    EXPECT_TRUE(std::signbit(mx[2]));
+    const auto mn = run<double>(isa, sclFloat64, sclMin, {{0.0, -0.0, 0.0}, {-0.0, 0.0, 0.0}});
+    EXPECT_TRUE(std::signbit(mn[0]));
     EXPECT_TRUE(std::signbit(mn[1]));
+    EXPECT_FALSE(std::signbit(mn[2]));
+    const float qnan = std::numeric_limits<float>::quiet_NaN();
+    const auto nmx = run<float>(isa, sclFloat32, sclMax,
+                                {{qnan, 1.0f, qnan}, {1.0f, qnan, qnan}, {-2.0f, -2.0f, qnan}});
+    EXPECT_EQ(nmx[0], 1.0f);
+    EXPECT_EQ(nmx[1], 1.0f);
+    EXPECT_EQ(bits_of(nmx[2]), 0x7FC00000u);
+    const auto nmn =
+        run<float>(isa, sclFloat32, sclMin, {{qnan, 1.0f}, {1.0f, qnan}, {-2.0f, -2.0f}});
+    EXPECT_EQ(nmn[0], -2.0f);
+    EXPECT_EQ(nmn[1], -2.0f);
+    // Every grouping of the same inputs gives the same bits: the ranks' max in any order.
+    const std::vector<std::vector<float>> four = {{1.0f}, {5.0f}, {qnan}, {9.0f}};
+    const float whole = run<float>(isa, sclFloat32, sclMax, four)[0];
+    const float halves = run<float>(isa, sclFloat32, sclMax,
+                                    {run<float>(isa, sclFloat32, sclMax, {four[0], four[1]}),
+                                     run<float>(isa, sclFloat32, sclMax, {four[2], four[3]})})[0];
+    EXPECT_EQ(whole, 9.0f);
+    EXPECT_EQ(halves, 9.0f);
     // inf - inf is the canonical NaN.
     const auto nan = run<float>(isa, sclFloat32, sclSum, {{INFINITY}, {-INFINITY}});
     EXPECT_EQ(bits_of(nan[0]), 0x7FC00000u);
