@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/handles.h"
+#include "api/user_blocks.h"
 #include "api/validate.h"
 #include "fabric/heap.h"
 
@@ -40,6 +41,7 @@ sclResult_t sclMemAlloc(void** ptr, size_t size) {
   Result<void*> p = (*heap)->allocate(size);
   if (!p.ok()) return report(nullptr, p.status());
   *ptr = *p;
+  api::user_blocks::add(*p, size);
   return sclSuccess;
 }
 
@@ -47,8 +49,14 @@ sclResult_t sclMemFree(void* ptr) {
   if (!ptr) return sclSuccess;  // like free(NULL)
   if (auto r = api::refused_in_child()) return *r;
   Heap* heap = existing_heap();
-  if (!heap)
-    return report(nullptr, Errorf(sclInvalidArgument, "ptr: %p is not from sclMemAlloc", ptr));
+  if (!heap || !api::user_blocks::remove(ptr)) {
+    return report(
+        nullptr,
+        Errorf(sclInvalidArgument,
+               "sclMemFree: ptr %p is not the start of a live sclMemAlloc block (a double free, "
+               "or memory the library holds)",
+               ptr));
+  }
   return report(nullptr, heap->release(ptr));
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "api/user_blocks.h"
 #include "core/dtype.h"
 #include "fabric/heap.h"
 
@@ -52,7 +53,8 @@ Status check_buffer(const char* arg, const void* p, size_t bytes, sclDataType_t 
                   es, dtype_name(t));
   }
   if (Heap* h = existing_heap(); h && h->contains(p, 1)) {
-    uint64_t left = h->bytes_to_allocation_end(p);
+    // Only the user's blocks: the library's own share the heap (api/user_blocks.h).
+    uint64_t left = user_blocks::bytes_left(p);
     if (left == 0) {
       return Errorf(sclInvalidArgument,
                     "%s: %p is inside the heap but in no live sclMemAlloc block", arg, p);

@@ -84,6 +84,17 @@ int run_bad_arguments() {
                "uninitialised config");
   void* p = nullptr;
   expect_error(sclMemAlloc(&p, 0), kArg, nullptr, "size", "zero-byte alloc");
+  // A freed block stays refused once the library's own blocks (a child's control block and
+  // staging area) may have taken its place in the heap.
+  void* gone = nullptr;
+  sclMemAlloc(&gone, 4096);
+  sclMemFree(gone);
+  sclComm_t child = nullptr;
+  expect(sclCommSplit(comm, 0, g_rank, &child, nullptr) == sclSuccess, "split");
+  expect_error(sclMemFree(gone), kArg, nullptr, "double free", "free of a freed block");
+  expect_error(sclAllReduce(a, gone, 8, sclFloat32, sclSum, comm, nullptr), kArg, comm, "recvbuff",
+               "a freed block as recvbuff");
+  sclCommDestroy(child);
 
   // No side effect: the sequence is intact, so a real allreduce still agrees everywhere.
   for (int i = 0; i < 1024; ++i) a[i] = float(g_rank + 1);
