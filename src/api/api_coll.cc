@@ -34,13 +34,13 @@ template <typename Validate>
 sclResult_t enter(sclComm_t c, sclStream_t s, const sclDataType_t& t, Validate&& validate) {
   if (auto r = refused_in_child()) return *r;
   Communicator* comm = find_comm(c);
-  if (!comm) return report(nullptr, not_live(c));
+  if (!comm) return refuse(nullptr, not_live(c));
   if (s && !find_stream(s))
-    return report(comm,
+    return refuse(comm,
                   Errorf(sclInvalidArgument, "stream: %p is not a live sclStream_t", (void*)s));
-  if (Status st = check_dtype(t); !st.ok()) return report(comm, st);
+  if (Status st = check_dtype(t); !st.ok()) return refuse(comm, st);
   Result<Work> work = validate(Entry{comm});
-  if (!work.ok()) return report(comm, work.status());
+  if (!work.ok()) return refuse(comm, work.status());
   return std::visit([&](const auto& w) { return submit(comm, s, w); }, *work);
 }
 

@@ -211,6 +211,8 @@ sclResult_t sclCommInitAll(sclComm_t* comm, int ndev, const int* devlist) {
 
 sclResult_t sclCommInitFromEnv(sclComm_t* comm) {
   if (auto r = api::refused_in_child()) return *r;
+  // Before the launch's next generation is taken: a refused call must leave it for the next.
+  if (!comm) return report(nullptr, Errorf(sclInvalidArgument, "comm: NULL output pointer"));
   Result<bootstrap::LaunchEnv> env = bootstrap::next_env_launch();
   if (!env.ok()) return report(nullptr, env.status());
   InitRequest req;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "api/handles.h"
 #include "api/nonblocking.h"
@@ -52,6 +53,9 @@ struct GroupState {
   int depth = 0;
   bool queued_nonblocking = false;  // a call went to a non-blocking communicator's queue
   std::vector<Part> parts;
+  // The first call of the group that failed its checks: sclGroupEnd returns it and runs none of
+  // the group, as NCCL's does, rather than the rest of a group the caller thinks is whole.
+  Status failure;
   Part& part(Communicator* c, sclStream_t s) {
     for (Part& p : parts) {
       if (p.comm.get() == c && p.stream == s) return p;
@@ -182,13 +186,31 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const Call& call) {
 
 sclResult_t submit(Communicator* c, sclStream_t stream, const P2POp& op) {
   if (op.peer == kAnySource && t_group.depth > 0) {
-    return report(c, Errorf(sclInvalidUsage,
+    return refuse(c, Errorf(sclInvalidUsage,
                             "sclRecvAny: a receive from any source cannot be grouped (between "
                             "sclGroupStart and sclGroupEnd)"));
+  }
+  if (op.peer == c->rank() && t_group.depth == 0) {
+    // Its other half could only come after it, in a call of its own: it would wait out its
+    // deadline.
+    return refuse(c, Errorf(sclInvalidUsage,
+                            "peer: %d is this rank: a send to itself and its receive must be in "
+                            "one group (sclGroupStart and sclGroupEnd)",
+                            op.peer));
   }
   bool queued;
   stream = effective(c, stream, &queued);
   if (t_group.depth > 0) {
+    for (const Part& p : t_group.parts) {
+      // Each part of a group runs as a call of its own, in turn on its communicator: a send in
+      // one that waits for its receiver's answer would wait for the other part behind it.
+      if (p.comm.get() == c && p.stream != stream && !p.p2p.empty()) {
+        return refuse(c, Errorf(sclInvalidUsage,
+                                "stream: a group's sends and receives on one communicator must "
+                                "share a stream (this one is on %p, an earlier one on %p)",
+                                (void*)stream, (void*)p.stream));
+      }
+    }
     t_group.queued_nonblocking |= queued;
     t_group.part(c, stream).p2p.push_back(op);
     return sclSuccess;
@@ -201,7 +223,7 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const P2POp& op) {
 
 sclResult_t submit(Communicator* c, sclStream_t stream, const moe::Call& call) {
   if (t_group.depth > 0) {
-    return report(c, Errorf(sclInvalidUsage,
+    return refuse(c, Errorf(sclInvalidUsage,
                             "%s: MoE calls cannot be grouped (between sclGroupStart and "
                             "sclGroupEnd)",
                             moe::call_name(call.kind)));
@@ -213,6 +235,11 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const moe::Call& call) {
   std::vector<Part> parts;
   parts.push_back(std::move(p));
   return queued_result(dispatch(std::move(parts)), queued);
+}
+
+sclResult_t refuse(Communicator* c, Status s) {
+  if (t_group.depth > 0 && t_group.failure.ok()) t_group.failure = s;
+  return report(c, std::move(s));
 }
 
 sclResult_t group_start() {
@@ -229,6 +256,12 @@ sclResult_t group_end() {
   t_group.parts.clear();
   const bool queued = t_group.queued_nonblocking;
   t_group.queued_nonblocking = false;
+  if (Status failed = std::exchange(t_group.failure, Status::Ok()); !failed.ok()) {
+    return report(nullptr, Status(failed.code(),
+                                  "sclGroupEnd: none of the group's calls ran; "
+                                  "one of them failed: " +
+                                      failed.message()));
+  }
   return queued_result(dispatch(std::move(parts)), queued);
 }
 

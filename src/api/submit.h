@@ -28,5 +28,8 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const moe::Call& call);
 
 sclResult_t group_start();
 sclResult_t group_end();
+// A call's error before it was submitted (its arguments): reported, and inside a group kept for
+// sclGroupEnd, which then runs none of the group.
+sclResult_t refuse(Communicator* c, Status s);
 
 }  // namespace stratacl::api

@@ -1,5 +1,6 @@
 #include "moe/plan.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/dtype.h"
@@ -108,6 +109,21 @@ Result<Plan> Plan::make(const sclMoeConfig_t* c, int nranks, int rank) {
   for (int e = 0; e < p.num_experts; ++e) p.local_index[size_t(e)] = next[size_t(p.owner[e])]++;
   p.local_experts = next[size_t(rank)];
   p.max_recv_rows = p.expert_major ? size_t(p.local_experts) * p.expert_rows() : p.expert_rows();
+  // So must the receive buffers of the rank with the most experts (expert-major: a block of rows
+  // per local expert), rows of H fp32 elements and of topk 8-byte ids: checked alike on every
+  // rank, so that every rank refuses the same configuration.
+  const size_t most = size_t(*std::max_element(next.begin(), next.end()));
+  size_t rows, row_bytes, id_bytes;
+  if (__builtin_mul_overflow(p.expert_major ? most : 1, p.expert_rows(), &rows) ||
+      __builtin_mul_overflow(rows, size_t(p.hidden) * 4, &row_bytes) ||
+      __builtin_mul_overflow(rows, size_t(p.topk) * 8, &id_bytes) ||
+      std::max(row_bytes, id_bytes) > (size_t(1) << 56)) {
+    return Errorf(sclInvalidArgument,
+                  "config: %d ranks x %d tokens%s, of %d channels and %d ids a row, overflow the "
+                  "receive buffers",
+                  nranks, p.max_tokens, p.expert_major ? " x the experts of a rank" : "", p.hidden,
+                  p.topk);
+  }
 
   // FNV-1a over the fields every rank must share.
   p.digest = kFnvBasisShared;

@@ -15,6 +15,9 @@ sclResult_t call_allreduce_with_op(const void* send, void* recv, size_t count, i
 namespace fault {
 
 int run_bad_arguments() {
+  // Refused before it takes the launch's communicator: the next call still gets it.
+  expect_error(sclCommInitFromEnv(nullptr), sclInvalidArgument, nullptr, "comm",
+               "null init-from-env output");
   sclComm_t comm = init_or_die();
   int n = 0;
   sclCommCount(comm, &n);

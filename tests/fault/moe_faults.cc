@@ -96,6 +96,14 @@ int run_moe_bad_arguments() {
   sclMoeConfig_t c = config(n);
   c.topk = 2 * n + 1;
   expect_error(sclMoeCreate(comm, &c, &made), kArg, comm, "config.topk", "topk > E");
+  // Expert-major receive buffers of 2^16 experts a rank x n x 2^30 tokens x 2^17 bytes a row:
+  // beyond 2^64 bytes, though every rank's tokens fit.
+  c = config(n);
+  c.layout = sclMoeExpertMajor, c.hidden = 32768, c.maxTokensPerRank = 1 << 30;
+  c.numExperts = n << 16, c.topk = 1;
+  expect_error(sclMoeCreate(comm, &c, &made), kArg, comm, "overflow the receive buffers",
+               "expert-major rows overflow");
+  expect(made == nullptr, "a failed create leaves *moe NULL");
   c = config(n);
   expect_error(sclMoeCreate(comm, &c, nullptr), kArg, comm, "moe", "null output");
   expect_error(sclMoeGetInfo(nullptr, nullptr, nullptr), kArg, nullptr, "moe", "null moe");

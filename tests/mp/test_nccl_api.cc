@@ -215,10 +215,50 @@ void recv_any_refusals(const Comm& w, Tally& tally) {
   int source;
   MP_OK(sclGroupStart());
   const sclResult_t grouped = sclRecvAny(&x, 1, sclInt32, &source, w.comm, nullptr);
-  MP_OK(sclGroupEnd());
-  tally.expect(grouped == sclInvalidUsage &&
+  const sclResult_t end = sclGroupEnd();  // the refused call fails the group (below)
+  tally.expect(grouped == sclInvalidUsage && end == sclInvalidUsage &&
                    sclRecvAny(&x, 1, sclInt32, nullptr, w.comm, nullptr) == sclInvalidArgument,
                info("recvany args"), "grouped, or with a NULL source, is refused");
+}
+
+// As in NCCL, a call of a group refused for its arguments fails the group: sclGroupEnd returns
+// its error and runs none of the group's calls, here an allreduce every rank issued before it,
+// so that the next allreduce still pairs across ranks. A send to this rank outside a group,
+// whose receive could only come later, is refused at once; so are a group's sends and receives
+// on one communicator but two streams, each of which would wait behind the other.
+void group_refusals(const Comm& w, Tally& tally) {
+  std::vector<int32_t> a(64, w.rank + 1), b(64, 0);
+  MP_OK(sclGroupStart());
+  MP_OK(sclAllReduce(a.data(), b.data(), 64, sclInt32, sclSum, w.comm, nullptr));
+  const sclResult_t bad = sclAllReduce(a.data(), nullptr, 64, sclInt32, sclSum, w.comm, nullptr);
+  const sclResult_t end = sclGroupEnd();
+  const std::string why = sclGetLastError(nullptr);
+  tally.expect(bad == sclInvalidArgument && end == sclInvalidArgument &&
+                   why.find("none of the group's calls ran") != std::string::npos &&
+                   why.find("recvbuff") != std::string::npos,
+               info("group with a bad call"),
+               "sclGroupEnd returned " + std::to_string(end) + ": " + why);
+  tally.expect(b == std::vector<int32_t>(64, 0), info("group with a bad call"),
+               "the group's good allreduce ran");
+  MP_OK(sclAllReduce(a.data(), b.data(), 64, sclInt32, sclSum, w.comm, nullptr));
+  tally.expect(b == std::vector<int32_t>(64, w.n * (w.n + 1) / 2), info("allreduce after"),
+               "sum of every rank's");
+  tally.expect(sclSend(a.data(), 1, sclInt32, w.rank, w.comm, nullptr) == sclInvalidUsage,
+               info("send to self"), "outside a group, refused");
+  sclStream_t s1 = nullptr, s2 = nullptr;
+  MP_OK(sclStreamCreate(&s1));
+  MP_OK(sclStreamCreate(&s2));
+  const int next = (w.rank + 1) % w.n, prev = (w.rank + w.n - 1) % w.n;
+  MP_OK(sclGroupStart());
+  MP_OK(sclSend(a.data(), 64, sclInt32, next, w.comm, s1));
+  const sclResult_t split = sclRecv(b.data(), 64, sclInt32, prev, w.comm, s2);
+  tally.expect(split == sclInvalidUsage && sclGroupEnd() == sclInvalidUsage,
+               info("send and receive on two streams"), "refused");
+  MP_OK(sclStreamDestroy(s1));
+  MP_OK(sclStreamDestroy(s2));
+  MP_OK(sclAllReduce(a.data(), b.data(), 64, sclInt32, sclSum, w.comm, nullptr));
+  tally.expect(b == std::vector<int32_t>(64, w.n * (w.n + 1) / 2), info("allreduce after"),
+               "sum of every rank's, after the refused streams");
 }
 
 void allreduce_checked(const Comm& c, Tally& tally, const char* name, bool non_blocking) {
@@ -336,6 +376,7 @@ int run_nccl_api(int argc, char**) {
   }
   MP_OK(sclStreamDestroy(stream));
   recv_any_refusals(w, tally);
+  group_refusals(w, tally);
   non_blocking(w, tally);
   init_all(tally);
   return finish("nccl_api");
