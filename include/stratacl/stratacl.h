@@ -245,7 +245,8 @@ sclResult_t sclStreamQuery(sclStream_t stream); /* sclInProgress while work is p
  * thread once every call queued before it has finished, with sclSuccess or the first error of
  * the calls queued since the previous callback on the stream (so each callback speaks for its
  * own calls), and calls queued after it wait for it. It may issue calls, but must not wait on its
- * own stream (sclStreamSynchronize, sclStreamDestroy). A NULL stream runs it at once, here. This is
+ * own stream (sclStreamSynchronize and sclStreamDestroy of it return sclInvalidUsage there). A
+ * NULL stream runs it at once, here. This is
  * how a framework completes its futures without a polling thread. */
 typedef void (*sclStreamCallback_t)(sclStream_t stream, sclResult_t status, void* userData);
 sclResult_t sclStreamAddCallback(sclStream_t stream, sclStreamCallback_t callback, void* userData);

@@ -5,6 +5,17 @@
 using namespace stratacl;
 using stratacl::api::report;
 
+namespace {
+
+// From one of the stream's own callbacks: the wait would include that callback.
+Status waits_for_itself(sclStream_t stream) {
+  return Errorf(sclInvalidUsage,
+                "stream: %p: called from one of its own callbacks, which it would wait for",
+                (void*)stream);
+}
+
+}  // namespace
+
 extern "C" {
 
 sclResult_t sclStreamCreate(sclStream_t* stream) {
@@ -22,6 +33,7 @@ sclResult_t sclStreamDestroy(sclStream_t stream) {
   if (!s)
     return report(nullptr,
                   Errorf(sclInvalidArgument, "stream: %p is not a live stream", (void*)stream));
+  if (s->own_thread()) return report(nullptr, waits_for_itself(stream));
   api::unregister_stream(s);
   delete s;  // drains queued work first
   return sclSuccess;
@@ -34,6 +46,7 @@ sclResult_t sclStreamSynchronize(sclStream_t stream) {
   if (!s)
     return report(nullptr,
                   Errorf(sclInvalidArgument, "stream: %p is not a live stream", (void*)stream));
+  if (s->own_thread()) return report(nullptr, waits_for_itself(stream));
   return report(nullptr, s->synchronize());
 }
 

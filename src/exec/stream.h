@@ -37,6 +37,8 @@ class Stream : public sclStream {
   // For an item, on the stream's thread: the first error since the previous call of this, and
   // forgets it.
   Status take_error_since_mark();
+  // Whether the caller is the stream's thread (one of its items): it must not wait for the stream.
+  bool own_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
  private:
   void loop();

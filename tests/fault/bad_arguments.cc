@@ -99,6 +99,27 @@ int run_bad_arguments() {
                "a freed block as recvbuff");
   sclCommDestroy(child);
 
+  // A callback must not wait for its own stream: refused, where it would wait for itself.
+  {
+    struct Waits {
+      sclResult_t sync = sclSuccess, destroy = sclSuccess;
+    } waits;
+    sclStream_t s = nullptr;
+    sclStreamCreate(&s);
+    sclStreamAddCallback(
+        s,
+        [](sclStream_t own, sclResult_t, void* arg) {
+          auto* w = static_cast<Waits*>(arg);
+          w->sync = sclStreamSynchronize(own);
+          w->destroy = sclStreamDestroy(own);
+        },
+        &waits);
+    expect(sclStreamSynchronize(s) == sclSuccess, "synchronize after the callback");
+    expect(waits.sync == sclInvalidUsage && waits.destroy == sclInvalidUsage,
+           "a callback's wait on its own stream refused");
+    sclStreamDestroy(s);
+  }
+
   // No side effect: the sequence is intact, so a real allreduce still agrees everywhere.
   for (int i = 0; i < 1024; ++i) a[i] = float(g_rank + 1);
   sclResult_t r = sclAllReduce(a, a, 1024, sclFloat32, sclSum, comm, nullptr);
