@@ -67,6 +67,13 @@ struct Call {
   // (h * nranks + p) * count. Reduce-scatter: rank p's input block of run h at send +
   // (h * nranks + p) * count; run h's result at recv + h * count.
   int runs = 1;
+  // A PreMulSum call's sum of the scaled inputs (coll/premul.h): `op` is sclSum, but its
+  // signature says kPreMulSumSig, so that it never pairs with a plain sum on another rank.
+  bool premultiplied = false;
 };
+
+constexpr int kPreMulSumSig = sclNumOps;
+// The op a call's signature carries (the step's, and the hosts' rail tags).
+inline int signed_op(const Call& c) { return c.premultiplied ? kPreMulSumSig : int(c.op); }
 
 }  // namespace stratacl

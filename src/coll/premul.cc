@@ -19,6 +19,7 @@ Status PremulInput::prepare(const Call& call, int nranks, Call* scaled) {
   *scaled = call;
   scaled->premul = PreMul{};
   scaled->premul.divide_by = call.premul.divide_by;  // finish_average() skips the division
+  scaled->premultiplied = call.premul.on;
   if (!call.premul.on && call.premul.divide_by == 0) return Status::Ok();
   const size_t elems = call.coll == Coll::kReduceScatter ? call.count * size_t(nranks) : call.count;
   const size_t bytes = elems * dtype_size(call.dtype);

@@ -8,7 +8,7 @@ CallDesc make_desc(const CollContext& c, const Call& call) {
   CallDesc d;
   d.sig.coll = uint32_t(call.coll);
   d.sig.dtype = call.dtype;
-  d.sig.op = call.op;
+  d.sig.op = signed_op(call);
   d.sig.root = call.root;
   d.sig.count = call.count;
   d.sig.round_bytes = c.round_bytes;

@@ -19,6 +19,7 @@ Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemK
   c.coll = coll;
   c.dtype = world.dtype;
   c.op = summing(world.op);
+  c.premultiplied = world.premultiplied;
   c.root = root;
   c.count = count;
   c.send = send;
@@ -167,8 +168,8 @@ void begin(Context& c, const Call& call) {
   // What every rank passes alike (alltoallv's counts differ by rank, so only its dtype counts).
   uint64_t args = uint64_t(call.dtype);
   if (call.coll != Coll::kAlltoAllv) {
-    args ^= uint64_t(call.op) << 8 ^ uint64_t(uint32_t(call.root)) << 16 ^ call.count << 24 ^
-            call.count >> 40;
+    args ^= uint64_t(signed_op(call)) << 8 ^ uint64_t(uint32_t(call.root)) << 16 ^
+            call.count << 24 ^ call.count >> 40;
   }
   c.rail.begin(uint32_t(call.coll), args);
 }

@@ -42,6 +42,18 @@ int run_mismatch() {
   r = sclAllReduce(a, b, 64, sclFloat32, odd ? sclMax : sclSum, comm, nullptr);
   if (n > 1) expect_error(r, sclInvalidUsage, comm, odd_op.c_str(), "mismatched op");
   check_recovers(comm, a, n);
+  // A pre-multiplied sum (sclRedOpCreatePreMulSum) runs as a sum of scaled inputs, but is
+  // signed as its own op: against a plain sum, a mismatch, not a silent mix of the two.
+  sclRedOp_t premul;
+  float one = 1.0f;
+  sclRedOpCreatePreMulSum(&premul, &one, sclFloat32, sclScalarHostImmediate, comm);
+  const std::string premul_op = "op=" + std::to_string(int(sclNumOps));
+  for (size_t count : {size_t(64), size_t(4000)}) {  // eager and normal steps
+    r = sclAllReduce(a, b, count, sclFloat32, odd ? premul : sclSum, comm, nullptr);
+    if (n > 1) expect_error(r, sclInvalidUsage, comm, premul_op.c_str(), "premulsum against sum");
+    check_recovers(comm, a, n);
+  }
+  sclRedOpDestroy(premul, comm);
   r = sclBroadcast(a, b, 64, sclFloat32, odd ? 1 % n : 0, comm, nullptr);
   if (n > 1) expect_error(r, sclInvalidUsage, comm, "root=1", "mismatched root");
   check_recovers(comm, a, n);

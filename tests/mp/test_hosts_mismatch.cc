@@ -5,7 +5,8 @@
 //     scatter-gather against the ring, an alltoall by rail against direct messages, half the
 //     hosts in another collective (recursive doubling's later rounds meet the other call's
 //     first), and an allreduce against an alltoall or a gather (rail messages against a world
-//     batch), and a reduce-scatter spread over a host's ranks against the direct round. On a
+//     batch), a reduce-scatter spread over a host's ranks against the direct round, and a
+//     pre-multiplied sum against a plain sum (the same data, another op). On a
 //     child of all ranks, every rank's call must fail within seconds, one at least
 //     with sclInvalidUsage naming the mismatch, and the parent goes on.
 //   - mismatches inside a host: local rank 1 with twice the count of an allreduce (the next call
@@ -65,9 +66,9 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   // (the rail's direct round, where every rank sends to every host): rails whose batches pair
   // up only in part. Elsewhere the two counts take the paths their sizes choose there.
   const size_t spread = 100, unspread = 4096;
-  for (const char* what :
-       {"allreduce vs broadcast", "sum vs max", "large vs small", "medium vs large",
-        "by rail vs direct", "halves", "rail vs world", "gather vs rail", "direct vs spread"}) {
+  for (const char* what : {"allreduce vs broadcast", "sum vs max", "large vs small",
+                           "medium vs large", "by rail vs direct", "halves", "rail vs world",
+                           "gather vs rail", "direct vs spread", "premulsum vs sum"}) {
     sclComm_t child = nullptr;
     MP_OK(sclCommSplit(w.comm, 0, w.rank, &child, nullptr));
     const double t0 = now();
@@ -86,6 +87,12 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
                            sclSum, child, nullptr);
     } else if (what[0] == 'h' && !low_half) {
       r = sclAllGather(buf.data(), gathered.data(), count, sclInt32, child, nullptr);
+    } else if (what[0] == 'p' && !host0) {
+      // A sum of inputs scaled by 1: the same data as host 0's sum, but not the same call.
+      sclRedOp_t premul;
+      int32_t one = 1;
+      MP_OK(sclRedOpCreatePreMulSum(&premul, &one, sclInt32, sclScalarHostImmediate, child));
+      r = sclAllReduce(buf.data(), buf.data(), count, sclInt32, premul, child, nullptr);
     } else {
       const sclRedOp_t op = what[0] == 's' && !host0 ? sclMax : sclSum;
       size_t n = what[0] == 'l' && !host0 ? large : count;
