@@ -229,11 +229,17 @@ sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
   sclResult_t refused;
   Communicator* c = lookup(comm, &refused);
   if (!c) return refused;
-  if (!newcomm) return report(c, Errorf(sclInvalidArgument, "newcomm: NULL output pointer"));
-  *newcomm = nullptr;
-  if (color < 0 && color != SCL_SPLIT_NOCOLOR) {
-    return report(c,
-                  Errorf(sclInvalidArgument, "color: %d (use >= 0 or SCL_SPLIT_NOCOLOR)", color));
+  Status bad;
+  if (!newcomm) {
+    bad = Errorf(sclInvalidArgument, "newcomm: NULL output pointer");
+  } else if (color < 0 && color != SCL_SPLIT_NOCOLOR) {
+    bad = Errorf(sclInvalidArgument, "color: %d (use >= 0 or SCL_SPLIT_NOCOLOR)", color);
+  }
+  if (newcomm) *newcomm = nullptr;
+  if (!bad.ok()) {
+    // Still in the split's step, failing it: the other ranks fail now, not at their deadline.
+    (void)c->split(c->issue(), SCL_SPLIT_NOCOLOR, key, nullptr, bad);
+    return report(c, bad);
   }
   const bool nb = config ? non_blocking(config) : !c->config().blocking;
   if (nb && color != SCL_SPLIT_NOCOLOR) {

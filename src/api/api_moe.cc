@@ -135,13 +135,12 @@ sclResult_t sclMoeCreate(sclComm_t comm, const sclMoeConfig_t* config, sclMoe_t*
   if (auto r = refused_in_child()) return *r;
   Communicator* c = find_comm(comm);
   if (!c) return report(nullptr, api::not_live(comm));
-  if (!moe) return report(c, Errorf(sclInvalidArgument, "moe: NULL output pointer"));
-  *moe = nullptr;
-  Result<moe::Plan> plan = moe::Plan::make(config, c->nranks(), c->rank());
+  Result<moe::Plan> plan = Errorf(sclInvalidArgument, "moe: NULL output pointer");
+  if (moe) *moe = nullptr, plan = moe::Plan::make(config, c->nranks(), c->rank());
   moe::Call call;
   call.kind = moe::Kind::kCreate;
-  // An invalid config still takes part in the create step, with a plan no other rank can match,
-  // so that every rank fails at once instead of waiting for this one.
+  // An invalid config or output still takes part in the create step, with a plan no other rank
+  // can match, so that every rank fails at once instead of waiting for this one.
   call.plan = std::make_shared<const moe::Plan>(plan.ok() ? *plan : moe::Plan{});
   const sclResult_t r = submit(c, nullptr, call);
   if (!plan.ok()) return report(c, plan.status());

@@ -31,14 +31,16 @@ Status Communicator::configure_child(Communicator& child, const sclConfig_t* con
 }
 
 Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int color, int key,
-                                                          const sclConfig_t* config) {
+                                                          const sclConfig_t* config,
+                                                          const Status& refused) {
+  if (!refused.ok()) color = -1, config = nullptr;
   std::shared_ptr<Communicator> child(new Communicator());
   // The child's ranks share the host with all of ours: its workers are sized for those.
   child->host_ranks_ = std::max(host_ranks_, ctx_.nranks);
   std::vector<Member> members;
   std::vector<net::SplitCard> cards;  // across hosts: every rank's colour, key and address
   Status s = in_turn(ticket, "split", [&]() -> Status {
-    Status prepared = configure_child(*child, config);
+    Status prepared = refused.ok() ? configure_child(*child, config) : refused;
     if (prepared.ok() && color >= 0) prepared = child->allocate_blocks(ctx_.nranks);
     SplitAnnouncement& a = *layout_.split.in(ctx_.me());
     a = SplitAnnouncement{color, key, 0, 0, 0, 0, int32_t(prepared.code())};

@@ -78,9 +78,12 @@ class Communicator : public sclComm {
   // Lets `ticket`'s turn pass with nothing run: a call of a group after one that failed.
   // `counted`: a call the hosts number (a collective or a MoE call, not send/recv).
   void skip(uint32_t ticket, bool counted);
-  // sclCommSplit, in its ticket's turn: a child, or null for SCL_SPLIT_NOCOLOR.
+  // sclCommSplit, in its ticket's turn: a child, or null for SCL_SPLIT_NOCOLOR. A `refused`
+  // call (its arguments) still takes part in the step and fails it, so that every rank fails
+  // at once instead of waiting for this one; it returns `refused`.
   Result<std::shared_ptr<Communicator>> split(uint32_t ticket, int color, int key,
-                                              const sclConfig_t* config);
+                                              const sclConfig_t* config,
+                                              const Status& refused = Status::Ok());
 
   // sclCommShrink, in its ticket's turn (comm/comm_shrink.cc): the survivors' communicator,
   // without the ranks in `exclude` and those the survivors find gone meanwhile.

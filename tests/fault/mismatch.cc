@@ -54,6 +54,16 @@ int run_mismatch() {
     check_recovers(comm, a, n);
   }
   sclRedOpDestroy(premul, comm);
+  // A split refused on one rank for its arguments (a negative colour) still takes part in the
+  // split's step: the others fail with it at once, not at their deadline.
+  sclComm_t child = nullptr;
+  r = sclCommSplit(comm, odd ? -5 : 0, g_rank, &child, nullptr);
+  if (odd) {
+    expect_error(r, sclInvalidArgument, comm, "color", "a bad colour on one rank");
+  } else {
+    expect_error(r, sclInvalidUsage, comm, "could not prepare", "another rank's bad colour");
+  }
+  check_recovers(comm, a, n);
   r = sclBroadcast(a, b, 64, sclFloat32, odd ? 1 % n : 0, comm, nullptr);
   if (n > 1) expect_error(r, sclInvalidUsage, comm, "root=1", "mismatched root");
   check_recovers(comm, a, n);

@@ -214,6 +214,17 @@ int run_moe_mismatch() {
                "configs differ");
   expect(other == nullptr, "a failed create leaves *moe NULL");
   rig.dispatch_and_check(comm, "dispatch after the config mismatch");
+  // One rank's create refused for its arguments (a NULL output) still takes part in the step:
+  // the others fail with it at once, not at their deadline.
+  c = config(n);
+  const sclResult_t refused = sclMoeCreate(comm, &c, odd ? nullptr : &other);
+  if (odd) {
+    expect_error(refused, sclInvalidArgument, comm, "moe", "a NULL output on one rank");
+  } else {
+    expect_error(refused, sclInvalidUsage, comm, "different MoE plans",
+                 "another rank's NULL output");
+  }
+  rig.dispatch_and_check(comm, "dispatch after the refused create");
 
   // Combines that follow different dispatches.
   sclMoeHandle_t h1 = nullptr, h2 = nullptr;
