@@ -144,14 +144,16 @@ sclResult_t sclMoeCreate(sclComm_t comm, const sclMoeConfig_t* config, sclMoe_t*
   call.plan = std::make_shared<const moe::Plan>(plan.ok() ? *plan : moe::Plan{});
   const sclResult_t r = submit(c, nullptr, call);
   if (!plan.ok()) return report(c, plan.status());
-  if (r != sclSuccess) return r;
+  // sclInProgress: a non-blocking communicator's queue holds the create; the plan exists from
+  // now on, and calls queued after it follow it (a create that fails is the queue's error).
+  if (r != sclSuccess && r != sclInProgress) return r;
   auto obj = std::make_shared<MoeObject>();
   obj->comm = share(c);
   obj->plan = call.plan;
   std::lock_guard<std::mutex> lock(g_mu);
   plans().emplace(static_cast<sclMoe*>(obj.get()), obj);
   *moe = obj.get();
-  return sclSuccess;
+  return r;
 }
 
 sclResult_t sclMoeDestroy(sclMoe_t moe) {
@@ -256,9 +258,10 @@ sclResult_t sclMoeDispatch(sclMoe_t moe, const sclMoeTokens_t* in, sclMoeRecv_t*
     call.handle = fresh->state;
   }
   const sclResult_t r = submit(c, stream, call);
-  if (fresh && r == sclSuccess) {
-    // On a stream, the handle exists from now on; a combine queued after the dispatch follows it
-    // (and fails, on every rank, if the dispatch fails when it runs).
+  if (fresh && (r == sclSuccess || r == sclInProgress)) {
+    // On a stream or a non-blocking communicator's queue, the handle exists from now on; a combine
+    // queued after the dispatch follows it (and fails, on every rank, if the dispatch fails when it
+    // runs).
     std::lock_guard<std::mutex> lock(g_mu);
     *handle = fresh.get();
     handles().emplace(static_cast<sclMoeHandle*>(fresh.get()), std::move(fresh));

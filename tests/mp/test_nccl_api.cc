@@ -295,6 +295,17 @@ void non_blocking(const Comm& w, Tally& tally) {
   Comm c = describe(nb);
   allreduce_checked(c, tally, "nonblocking allreduce", true);
 
+  // A MoE plan on it: queued like any call (sclInProgress), the plan's handle given at once.
+  sclMoeConfig_t mc = SCL_MOE_CONFIG_INITIALIZER;
+  mc.hidden = 64, mc.topk = 1, mc.numExperts = w.n, mc.maxTokensPerRank = 4;
+  sclMoe_t moe = nullptr;
+  const sclResult_t rm = sclMoeCreate(nb, &mc, &moe);
+  tally.expect((rm == sclInProgress || rm == sclSuccess) && moe != nullptr,
+               info("nonblocking MoE create"),
+               std::string("returns a plan: ") + sclGetErrorString(rm));
+  tally.expect(wait_done(nb) == sclSuccess, info("nonblocking MoE create"), "polled to sclSuccess");
+  if (moe) MP_OK(sclMoeDestroy(moe));
+
   // Split of the non-blocking communicator (config NULL: the parent's mode), in reverse order.
   sclComm_t child = nullptr;
   const sclResult_t rs = sclCommSplit(nb, 0, w.n - w.rank, &child, nullptr);
