@@ -89,6 +89,7 @@ sclResult_t end(sclComm_t comm, bool abort) {
   if (auto r = api::refused_in_child()) return *r;
   if (abort) {
     if (Communicator* c = api::find_comm(comm)) c->abort();
+    if (api::nonblocking::abandon(comm)) return sclSuccess;  // its init or split still waits
   }
   std::shared_ptr<Communicator> held;
   if (std::optional<std::shared_ptr<Communicator>> nb = api::nonblocking::release(comm)) {

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "api/handles.h"
 
@@ -14,8 +15,9 @@ namespace {
 struct Slot {
   std::unique_ptr<sclComm> key;  // set when the handle is a key of its own
   std::mutex mu;
-  bool making = true;  // the make has not finished
-  Status failed;       // what the make returned, if it failed
+  bool making = true;      // the make has not finished
+  bool abandoned = false;  // aborted while making: its communicator is not wanted
+  Status failed;           // what the make returned, if it failed
   std::unique_ptr<Stream> queue;
 };
 
@@ -46,9 +48,18 @@ sclComm_t start(std::function<Status(sclComm_t key)> make) {
   Slot* s = slot.get();  // the queue is drained before the slot goes (release)
   s->queue->enqueue([s, key, make = std::move(make)] {
     Status st = make(key);
-    std::lock_guard lock(s->mu);
-    s->making = false;
-    s->failed = st;
+    bool unwanted;
+    {
+      std::lock_guard lock(s->mu);
+      s->making = false;
+      s->failed = st;
+      unwanted = s->abandoned;
+    }
+    if (Communicator* c = unwanted ? find_comm(key) : nullptr) {
+      std::shared_ptr<Communicator> held = unregister_comm(c);
+      held->abort();
+      held->destroy();
+    }
     return st;
   });
   return key;
@@ -100,6 +111,23 @@ std::optional<std::shared_ptr<Communicator>> release(sclComm_t key) {
   (void)s->queue->synchronize();  // the make and every queued call finish first
   Communicator* c = find_comm(key);
   return c ? unregister_comm(c) : nullptr;
+}
+
+bool abandon(sclComm_t key) {
+  // Abandoned slots stay here, never freed: their queue's thread runs the make to its end.
+  static auto* abandoned = new std::vector<std::shared_ptr<Slot>>();
+  std::lock_guard lock(g_mu);
+  auto it = key ? slots().find(key) : slots().end();
+  if (it == slots().end()) return false;
+  {
+    std::lock_guard slot_lock(it->second->mu);
+    if (!it->second->making) return false;
+    it->second->abandoned = true;
+  }
+  unregister_stream(it->second->queue.get());
+  abandoned->push_back(std::move(it->second));
+  slots().erase(it);
+  return true;
 }
 
 }  // namespace stratacl::api::nonblocking

@@ -30,5 +30,10 @@ std::optional<Status> not_ready(sclComm_t key);
 // communicator bound to it and forgets the handle. Nothing for a blocking handle; a null
 // communicator when its make failed.
 std::optional<std::shared_ptr<Communicator>> release(sclComm_t key);
+// For abort of a non-blocking handle whose init or split still runs (waiting for a peer that may
+// never come): forgets the handle at once and leaves the make to end in the background, where
+// the communicator it makes, if any, is aborted and destroyed. False where the make is done
+// (release() then).
+bool abandon(sclComm_t key);
 
 }  // namespace stratacl::api::nonblocking

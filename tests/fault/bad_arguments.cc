@@ -1,6 +1,8 @@
 // Every bad argument gives sclInvalidArgument naming the argument, with no side effect: after
 // each one, a correct collective on the same communicator still lines up across ranks.
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fault_common.h"
@@ -118,6 +120,27 @@ int run_bad_arguments() {
     expect(waits.sync == sclInvalidUsage && waits.destroy == sclInvalidUsage,
            "a callback's wait on its own stream refused");
     sclStreamDestroy(s);
+  }
+
+  // NCCL's pattern for a peer that never comes: poll a non-blocking init, then abort it. The
+  // abort returns at once, the init left to time out in the background.
+  {
+    sclUniqueId lone;
+    sclGetUniqueId(&lone);
+    sclConfig_t cfg = SCL_CONFIG_INITIALIZER;
+    cfg.blocking = 0;
+    sclComm_t waiting = nullptr;
+    expect(sclCommInitRankConfig(&waiting, 2, lone, 0, &cfg) == sclInProgress,
+           "non-blocking init of 2 ranks, the other never started");
+    sclResult_t state = sclSuccess;
+    sclCommGetAsyncError(waiting, &state);
+    expect(state == sclInProgress, "its init still waits");
+    const auto t0 = std::chrono::steady_clock::now();
+    expect(sclCommAbort(waiting) == sclSuccess, "abort of the waiting init");
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    expect(took < 2.0, "the abort returned at once", std::to_string(took) + " s");
+    expect(sclCommGetAsyncError(waiting, &state) == sclInvalidArgument, "the handle is gone");
   }
 
   // No side effect: the sequence is intact, so a real allreduce still agrees everywhere.
