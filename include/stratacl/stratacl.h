@@ -133,7 +133,9 @@ typedef struct {
  * background, in issue order; sclCommGetAsyncError reports sclInProgress until everything
  * issued on the communicator so far is done, then sclSuccess or the first error. The handle
  * *comm is valid at once, for sclCommGetAsyncError, sclCommAbort and sclCommDestroy; other
- * calls on it fail with sclInvalidUsage until its init is done. Calls on a real stream behave as
+ * calls on it fail with sclInvalidUsage until its init is done; sclCommAbort of it returns at
+ * once, its init left to end in the background (for a peer that never comes). sclMoeCreate and
+ * sclMoeDispatch give their plan and handle with sclInProgress. Calls on a real stream behave as
  * in blocking mode (queued, sclSuccess). sclCommShrink blocks in both modes. */
 
 /* Version, errors. */
@@ -300,7 +302,10 @@ sclResult_t sclRecvAny(void* recvbuff, size_t count, sclDataType_t datatype, int
 sclResult_t sclBarrier(sclComm_t comm, sclStream_t stream);
 
 /* Groups: sends and receives between Start and End are issued together at End, so exchange
- * patterns written as send/recv lists cannot deadlock. */
+ * patterns written as send/recv lists cannot deadlock. A call refused for its arguments inside a
+ * group fails the group: sclGroupEnd returns its error and runs none of it (as NCCL). A group's
+ * sends and receives on one communicator share one stream; outside a group, a send or receive to
+ * the calling rank is refused (its other half could never come). */
 sclResult_t sclGroupStart(void);
 sclResult_t sclGroupEnd(void);
 

@@ -245,8 +245,10 @@ sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
   const bool nb = config ? non_blocking(config) : !c->config().blocking;
   if (nb && color != SCL_SPLIT_NOCOLOR) {
     if (config) {
-      if (Result<CommConfig> cfg = resolve_comm_config(config); !cfg.ok())
+      if (Result<CommConfig> cfg = resolve_comm_config(config); !cfg.ok()) {
+        (void)c->split(c->issue(), SCL_SPLIT_NOCOLOR, key, nullptr, cfg.status());  // as above
         return report(c, cfg.status());
+      }
     }
     *newcomm = api::nonblocking::start([parent = api::share(c), ticket = c->issue(), color, key,
                                         kept = ConfigCopy(config)](sclComm_t handle) {

@@ -53,6 +53,17 @@ std::shared_ptr<Communicator> unregister_comm(Communicator* c) {
   return held;
 }
 
+std::shared_ptr<Communicator> unregister_key(sclComm_t key) {
+  Communicator* c = nullptr;
+  {
+    std::shared_lock lock(g_mu);
+    auto it = comms().find(key);
+    if (it == comms().end()) return nullptr;
+    c = it->second.get();
+  }
+  return unregister_comm(c);
+}
+
 Communicator* find_comm(sclComm_t c) {
   if (c && t_last_comm && t_last_key == c &&
       t_last_comm_at == g_unregistered.load(std::memory_order_acquire)) {

@@ -17,6 +17,9 @@ namespace stratacl::api {
 void register_comm(std::shared_ptr<Communicator> c, sclComm_t key = nullptr);
 // Removes the handle (later lookups fail) and returns the registry's reference.
 std::shared_ptr<Communicator> unregister_comm(Communicator* c);
+// The same by the handle it is registered under (null where none is), without find_comm()'s
+// per-thread cache, which would hold the communicator on the calling thread.
+std::shared_ptr<Communicator> unregister_key(sclComm_t key);
 // The communicator behind a handle, or nullptr when it is not live. The pointer stays valid at
 // least until this thread's next lookup: a thread-local reference holds the object.
 Communicator* find_comm(sclComm_t c);

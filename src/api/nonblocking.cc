@@ -55,8 +55,7 @@ sclComm_t start(std::function<Status(sclComm_t key)> make) {
       s->failed = st;
       unwanted = s->abandoned;
     }
-    if (Communicator* c = unwanted ? find_comm(key) : nullptr) {
-      std::shared_ptr<Communicator> held = unregister_comm(c);
+    if (std::shared_ptr<Communicator> held = unwanted ? unregister_key(key) : nullptr) {
       held->abort();
       held->destroy();
     }

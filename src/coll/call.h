@@ -36,12 +36,9 @@ struct PreMul {
   bool on = false;
   uint64_t value = 0;
   const void* at = nullptr;
-  // An average of floats across hosts: each input is divided by this (the world size) first,
-  // in float and rounded once, and the call sums the quotients. Summed first, host by host and
-  // then over hosts, the partial sums are rounded to the dtype at every level and could
-  // overflow where the average fits (fp16 and fp8); NCCL averages floats so too. Set after the
-  // call's arguments were checked: the call keeps sclAvg, so its signature still tells it from a
-  // sum.
+  // An average across hosts whose input was divided by this (the world size) before any sum
+  // (hier::average_first()): the call keeps sclAvg, so that its signature still tells it from a
+  // sum, but nothing divides at its end.
   int divide_by = 0;
 };
 

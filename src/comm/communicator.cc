@@ -5,7 +5,6 @@
 #include "coll/algorithms.h"
 #include "coll/premul.h"
 #include "coll/step.h"
-#include "core/dtype.h"
 #include "hier/hierarchical.h"
 
 namespace stratacl {
@@ -49,10 +48,10 @@ Status Communicator::finish_call(Status s) {
 Status Communicator::run(uint32_t ticket, const Call& call) {
   return in_turn(ticket, coll_name(call.coll), [&] {
     PremulInput input;  // freed after the call, which every peer has read by then
-    Call c, in = call;
-    if (rail_ && call.op == sclAvg && dtype_floating(call.dtype)) in.premul.divide_by = nranks();
-    SCL_TRY(input.prepare(in, nranks(), &c));
+    Call c;
+    SCL_TRY(input.prepare(call, nranks(), &c));
     if (!rail_) return run_collective(ctx_, c);
+    SCL_TRY(hier::average_first(c, hier_average_input_, nranks()));
     hier::Context hc = across_hosts();
     return hier::run(hc, c);
   });

@@ -200,6 +200,7 @@ class Communicator : public sclComm {
   hier::Scratch hier_scratch_;                 // partial results of calls across hosts
   hier::MoeState hier_moe_;                    // MoE across hosts
   hier::HeapScratch hier_heap_scratch_;        // small alltoalls' packs, spread allreduces' sums
+  hier::HeapScratch hier_average_input_;       // fp16 and fp8 averages' inputs, divided first
   int world_rank_ = 0, world_nranks_ = 0;
   CollContext ctx_;
   std::vector<PeerHeapRef> maps_;

@@ -244,11 +244,13 @@ void Communicator::release_shared_memory() {
     quarantine_.leak_all();
     hier_moe_.leak();
     hier_heap_scratch_.leak();
+    hier_average_input_.leak();
     return;
   }
   quarantine_.release_all();
   hier_moe_.release();
   hier_heap_scratch_.release();
+  hier_average_input_.release();
   if (shrink_words_) (void)heap->release(shrink_words_);
   shrink_words_ = nullptr;
   if (cb_) {

@@ -130,6 +130,22 @@ void finish_average(const Call& call, char* buf, size_t count, int world_ranks) 
   reduce::reduce_n(buf, &src, 1, count, call.dtype, sclAvg, world_ranks);
 }
 
+Status average_first(Call& call, HeapScratch& block, int world_ranks) {
+  const bool narrow =
+      call.dtype == sclFloat16 || call.dtype == sclFloat8e4m3 || call.dtype == sclFloat8e5m2;
+  if (call.op != sclAvg || !narrow) return Status::Ok();
+  const size_t elems =
+      call.coll == Coll::kReduceScatter ? call.count * size_t(world_ranks) : call.count;
+  if (elems > 0) {
+    SCL_ASSIGN_OR_RETURN(char* quotients, block.get(elems * dtype_size(call.dtype)));
+    const void* in = call.send.ptr;
+    reduce::reduce_n(quotients, &in, 1, elems, call.dtype, sclAvg, world_ranks);
+    call.send = LocalBuffer{quotients, MemKind::kHeap};
+  }
+  call.premul.divide_by = world_ranks;
+  return Status::Ok();
+}
+
 Status allgather_bytes(Context& c, const void* mine, size_t bytes, void* all) {
   Call g;
   g.coll = Coll::kAllGather;

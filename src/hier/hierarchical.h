@@ -27,8 +27,8 @@
 //   gather/scatter  the root's host locally; other ranks' blocks straight to or from the root.
 //   send/recv       local single copy within the host; network messages between hosts.
 //   MoE             the ids allgathered, the rows packed and sent by alltoallv (hier/moe.cc).
-// Averages of integers sum everywhere and divide once at the end, so every rank divides by the
-// world size; averages of floats divide every input by it first and sum (PreMul::divide_by).
+// Averages sum everywhere and divide once at the end, so every rank divides by the world size;
+// those of fp16 and fp8 divide every input by it first and sum the quotients (average_first()).
 #pragma once
 
 #include <memory>
@@ -175,9 +175,15 @@ constexpr int kSplitBroadcastRoot = 2;
 // A call on this host's ranks, with the world call's dtype and op (an average sums).
 Call local_call(const Call& world, Coll coll, LocalBuffer send, char* recv, MemKind recv_kind,
                 size_t count, int root = 0);
-// The summing op of `op` (an average sums), and the division that finishes an average of
-// integers.
+// The summing op of `op` (an average sums), and the division that finishes an average.
 sclRedOp_t summing(sclRedOp_t op);
 void finish_average(const Call& call, char* buf, size_t count, int world_ranks);
+// An average of fp16 or fp8 (whose range a sum of a few inputs leaves: 65504, 448, 57344) divides
+// its input by the world size first, in float and rounded once, into `block`, and sums the
+// quotients: summed first, host by host and then over hosts, its partial sums are rounded to the
+// dtype at every level and could overflow where the average fits. As NCCL's pre-multiplied
+// average, it trades that for the quotients' rounding (an e4m3 input below 2^-9 x the world
+// size rounds to 0 or 2^-9). Other dtypes keep the sum, divided once at the end.
+Status average_first(Call& call, HeapScratch& block, int world_ranks);
 
 }  // namespace stratacl::hier

@@ -113,8 +113,8 @@ void float_max_min_group_alike(const Comm& w, Tally& tally) {
   }
 }
 
-// An average of floats across hosts divides each input by the world size before any sum, so it
-// stays in range wherever the average does: fp16 inputs of 40000 (two of them overflow fp16) and
+// An average of fp16 or fp8 across hosts divides each input by the world size before any sum, so
+// it stays in range wherever the average does: fp16 inputs of 40000 (two of them overflow fp16) and
 // fp8 e4m3 ones of 320 (saturating at 448) average to themselves, within the rounding of the
 // quotients and of the sums over hosts.
 void narrow_average_stays_in_range(const Comm& w, Tally& tally) {

@@ -252,7 +252,8 @@ void group_refusals(const Comm& w, Tally& tally) {
   MP_OK(sclGroupStart());
   MP_OK(sclSend(a.data(), 64, sclInt32, next, w.comm, s1));
   const sclResult_t split = sclRecv(b.data(), 64, sclInt32, prev, w.comm, s2);
-  tally.expect(split == sclInvalidUsage && sclGroupEnd() == sclInvalidUsage,
+  const sclResult_t split_end = sclGroupEnd();
+  tally.expect(split == sclInvalidUsage && split_end == sclInvalidUsage,
                info("send and receive on two streams"), "refused");
   MP_OK(sclStreamDestroy(s1));
   MP_OK(sclStreamDestroy(s2));
