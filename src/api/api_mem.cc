@@ -3,7 +3,6 @@
 #include <set>
 
 #include "api/handles.h"
-#include "api/user_blocks.h"
 #include "api/validate.h"
 #include "fabric/heap.h"
 
@@ -38,10 +37,9 @@ sclResult_t sclMemAlloc(void** ptr, size_t size) {
   if (size == 0) return report(nullptr, Errorf(sclInvalidArgument, "size: 0 bytes"));
   Result<Heap*> heap = Heap::instance();
   if (!heap.ok()) return report(nullptr, heap.status());
-  Result<void*> p = (*heap)->allocate(size);
+  Result<void*> p = (*heap)->allocate(size, /*user=*/true);
   if (!p.ok()) return report(nullptr, p.status());
   *ptr = *p;
-  api::user_blocks::add(*p, size);
   return sclSuccess;
 }
 
@@ -49,15 +47,9 @@ sclResult_t sclMemFree(void* ptr) {
   if (!ptr) return sclSuccess;  // like free(NULL)
   if (auto r = api::refused_in_child()) return *r;
   Heap* heap = existing_heap();
-  if (!heap || !api::user_blocks::remove(ptr)) {
-    return report(
-        nullptr,
-        Errorf(sclInvalidArgument,
-               "sclMemFree: ptr %p is not the start of a live sclMemAlloc block (a double free, "
-               "or memory the library holds)",
-               ptr));
-  }
-  return report(nullptr, heap->release(ptr));
+  if (!heap)
+    return report(nullptr, Errorf(sclInvalidArgument, "ptr: %p is not from sclMemAlloc", ptr));
+  return report(nullptr, heap->release(ptr, /*user=*/true));
 }
 
 sclResult_t sclCommRegister(const sclComm_t comm, void* buff, size_t size, void** handle) {

@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "api/user_blocks.h"
 #include "core/dtype.h"
 #include "fabric/heap.h"
 
@@ -53,8 +52,7 @@ Status check_buffer(const char* arg, const void* p, size_t bytes, sclDataType_t 
                   es, dtype_name(t));
   }
   if (Heap* h = existing_heap(); h && h->contains(p, 1)) {
-    // Only the user's blocks: the library's own share the heap (api/user_blocks.h).
-    uint64_t left = user_blocks::bytes_left(p);
+    uint64_t left = h->bytes_to_allocation_end(p);  // the user's blocks only (fabric/heap.h)
     if (left == 0) {
       return Errorf(sclInvalidArgument,
                     "%s: %p is inside the heap but in no live sclMemAlloc block", arg, p);

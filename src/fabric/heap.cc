@@ -101,7 +101,7 @@ Result<UniqueFd> Heap::share_fd(bool writable) const {
   return ro;
 }
 
-Result<void*> Heap::allocate(size_t bytes) {
+Result<void*> Heap::allocate(size_t bytes, bool user) {
   std::lock_guard<std::mutex> lock(mu_);
   auto blk = alloc_.allocate(bytes);
   if (!blk) {
@@ -110,14 +110,21 @@ Result<void*> Heap::allocate(size_t bytes) {
                   (unsigned long long)capacity_,
                   this == existing_heap() ? " (raise STRATACL_HEAP_BYTES)" : "");
   }
+  if (user) user_.insert(blk->offset);
   return static_cast<void*>(base_ + blk->offset);
 }
 
-Status Heap::release(void* ptr) {
+Status Heap::release(void* ptr, bool user) {
   if (!contains(ptr, 1)) {
     return Errorf(sclInvalidArgument, "sclMemFree: ptr %p is not from sclMemAlloc", ptr);
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (user && user_.erase(offset_of(ptr)) == 0) {
+    return Errorf(sclInvalidArgument,
+                  "sclMemFree: ptr %p is not the start of a live sclMemAlloc block (a double free, "
+                  "or memory the library holds)",
+                  ptr);
+  }
   auto r = alloc_.release(offset_of(ptr));
   if (!r) {
     return Errorf(sclInvalidArgument,
@@ -134,8 +141,8 @@ Status Heap::release(void* ptr) {
 }
 
 uint64_t Heap::bytes_to_allocation_end(const void* ptr) const {
-  // Every call validates its buffers, mostly the same few: remember the last blocks found, per
-  // thread, until a block of this heap is freed (allocations never move or shrink a block).
+  // Every call validates its buffers, mostly the same few: remember the last user blocks found,
+  // per thread, until a block of this heap is freed (allocations never move or shrink a block).
   struct Cached {
     const Heap* heap = nullptr;
     uint64_t frees = 0, offset = 0, size = 0;
@@ -150,7 +157,7 @@ uint64_t Heap::bytes_to_allocation_end(const void* ptr) const {
   }
   std::lock_guard<std::mutex> lock(mu_);
   auto blk = alloc_.find(off);
-  if (!blk) return 0;
+  if (!blk || !user_.count(blk->offset)) return 0;
   cache[next++ % 4] = Cached{this, frees_.load(std::memory_order_relaxed), blk->offset, blk->size};
   return blk->offset + blk->size - off;
 }

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <unordered_set>
 
 #include "core/status.h"
 #include "core/unique_fd.h"
@@ -32,8 +33,11 @@ class Heap {
   // The doorbell heap, created with the data heap's first communicator.
   static Result<Heap*> doorbells();
 
-  Result<void*> allocate(size_t bytes);
-  Status release(void* ptr);
+  // `user`: a block handed to the user (sclMemAlloc), which only a user's release may free and
+  // only a user's buffer may lie in. The library's own blocks (control blocks, staging areas,
+  // scratch) share the heap, so a user's stale or guessed pointer must not reach them.
+  Result<void*> allocate(size_t bytes, bool user = false);
+  Status release(void* ptr, bool user = false);
 
   char* base() const { return base_; }
   uint64_t capacity() const { return capacity_; }
@@ -50,8 +54,8 @@ class Heap {
   uint64_t offset_of(const void* ptr) const {
     return reinterpret_cast<uintptr_t>(ptr) - reinterpret_cast<uintptr_t>(base_);
   }
-  // When ptr is inside the heap: bytes from ptr to the end of its allocation (0 if the address
-  // is in no live allocation). Used to reject buffers that run past their allocation.
+  // When ptr is inside the heap: bytes from ptr to the end of its user block (0 if the address
+  // is in none). Used to reject buffers that run past their allocation.
   uint64_t bytes_to_allocation_end(const void* ptr) const;
 
   // How many times a freed range went back to the kernel (hole punched). Its pages are new on
@@ -77,6 +81,7 @@ class Heap {
   std::atomic<uint64_t> frees_{0};
   std::atomic<uint64_t> punches_{0};
   RangeAllocator alloc_;
+  std::unordered_set<uint64_t> user_;  // offsets of the user's blocks, under mu_
 };
 
 // Returns the data heap if it already exists, without creating it (to classify buffers).

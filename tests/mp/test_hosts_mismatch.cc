@@ -5,10 +5,9 @@
 //     scatter-gather against the ring, an alltoall by rail against direct messages, half the
 //     hosts in another collective (recursive doubling's later rounds meet the other call's
 //     first), and an allreduce against an alltoall or a gather (rail messages against a world
-//     batch), a reduce-scatter spread over a host's ranks against the direct round, and a
-//     pre-multiplied sum against a plain sum (the same data, another op). On a
-//     child of all ranks, every rank's call must fail within seconds, one at least
-//     with sclInvalidUsage naming the mismatch, and the parent goes on.
+//     batch), a spread reduce-scatter against the direct round, a premulsum against a sum. On a
+//     child of all ranks, every rank's call must fail within seconds, one at least with
+//     sclInvalidUsage naming the mismatch, and the parent goes on.
 //   - mismatches inside a host: local rank 1 with twice the count of an allreduce (the next call
 //     right everywhere), or one element more (the same shards, a tail); with H times the count of
 //     an allgather or a reduce-scatter (its local step of H runs has H times their count, as the
@@ -42,17 +41,15 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
   // "large vs small": the other hosts' allreduce is large enough to go one-sided at the
   // default threshold, so their clear-to-sends meet this host's messages.
   const size_t count = 1000, large = size_t(4) << 20;
-  std::vector<int32_t> buf(large, 1);
-  std::vector<int32_t> gathered(count * size_t(w.n));
+  std::vector<int32_t> buf(large, 1), gathered(count * size_t(w.n));
   // "medium vs large": host 0's allreduce goes by scatter-gather at 4x1 and 6x1 (by the ring
   // at 2 and 3 hosts, by the direct round at 2x4), against the others' ring of MiB chunks.
   const size_t medium = 50001;
-  // "by rail vs direct": host 0's alltoall is small enough to go by rail where hosts have
-  // several ranks (one pack per rail peer), the others' large enough to go straight to every
-  // remote rank, so a rank receives packs or blocks it did not expect (with one rank per host,
-  // a count mismatch: from 4 hosts host 0's rounds, rail batches, against the others' world
-  // batch; at 2 and 3 hosts both direct, the others' blocks of 256 KiB one-sided, host 0's
-  // messages).
+  // "by rail vs direct": host 0's alltoall is small enough to go by rail where hosts have several
+  // ranks (one pack per rail peer), the others' large enough to go straight to every remote rank,
+  // so a rank receives packs or blocks it did not expect (with one rank per host, a count mismatch:
+  // from 4 hosts host 0's rounds, rail batches, against the others' world batch; at 2 and 3 hosts
+  // both direct, the others' blocks of 256 KiB one-sided, host 0's messages).
   const size_t by_rail = 16, direct = size_t(64) << 10;
   // "rail vs world": host 0 allreduces, the others alltoall: the allreduce's messages go along
   // the rails, the alltoall's are a world batch (net::Rail::exchange_even), and each side's
@@ -87,14 +84,11 @@ void mismatch_fails_everywhere(const Comm& w, Tally& tally) {
                            sclSum, child, nullptr);
     } else if (what[0] == 'h' && !low_half) {
       r = sclAllGather(buf.data(), gathered.data(), count, sclInt32, child, nullptr);
-    } else if (what[0] == 'p' && !host0) {
-      // A sum of inputs scaled by 1: the same data as host 0's sum, but not the same call.
-      sclRedOp_t premul;
-      int32_t one = 1;
-      MP_OK(sclRedOpCreatePreMulSum(&premul, &one, sclInt32, sclScalarHostImmediate, child));
-      r = sclAllReduce(buf.data(), buf.data(), count, sclInt32, premul, child, nullptr);
     } else {
-      const sclRedOp_t op = what[0] == 's' && !host0 ? sclMax : sclSum;
+      sclRedOp_t op = what[0] == 's' && !host0 ? sclMax : sclSum;
+      int32_t one = 1;  // "premulsum vs sum": host 0's data, inputs scaled by 1, but another op
+      if (what[0] == 'p' && !host0)
+        MP_OK(sclRedOpCreatePreMulSum(&op, &one, sclInt32, sclScalarHostImmediate, child));
       size_t n = what[0] == 'l' && !host0 ? large : count;
       if (what[0] == 'm') n = host0 ? medium : large;
       r = sclAllReduce(buf.data(), buf.data(), n, sclInt32, op, child, nullptr);

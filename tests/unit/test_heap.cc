@@ -21,7 +21,7 @@ TEST(Heap, AllocationsAreInsideAndAligned) {
   Result<Heap*> heap = Heap::instance();
   ASSERT_TRUE(heap.ok()) << heap.status().message();
   Heap* h = *heap;
-  Result<void*> a = h->allocate(100), b = h->allocate(1 << 20);
+  Result<void*> a = h->allocate(100, /*user=*/true), b = h->allocate(1 << 20, /*user=*/true);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_TRUE(h->contains(*a, 100));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(*a) % 64, 0u);
@@ -30,9 +30,20 @@ TEST(Heap, AllocationsAreInsideAndAligned) {
   EXPECT_EQ(h->bytes_to_allocation_end(static_cast<char*>(*b) + (1 << 20) - 1), 1u);
   int local = 0;
   EXPECT_FALSE(h->contains(&local, sizeof local));
-  EXPECT_TRUE(h->release(*a).ok());
-  EXPECT_TRUE(h->release(*b).ok());
+  EXPECT_TRUE(h->release(*a, /*user=*/true).ok());
+  EXPECT_TRUE(h->release(*b, /*user=*/true).ok());
   EXPECT_EQ(h->release(*b).code(), sclInvalidArgument);  // double free
+}
+
+// The library's own blocks share the heap: a user's buffer never lies in one, nor does a user's
+// release free one.
+TEST(Heap, TheLibrarysBlocksAreNotTheUsers) {
+  Heap* h = *Heap::instance();
+  Result<void*> mine = h->allocate(4096);
+  ASSERT_TRUE(mine.ok());
+  EXPECT_EQ(h->bytes_to_allocation_end(*mine), 0u);
+  EXPECT_EQ(h->release(*mine, /*user=*/true).code(), sclInvalidArgument);
+  EXPECT_TRUE(h->release(*mine).ok());
 }
 
 TEST(Heap, FreeingLargeBlocksReturnsTheirPages) {
