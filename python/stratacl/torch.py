@@ -17,6 +17,7 @@ Not supported, with a clear error: the bitwise ReduceOps (BAND, BOR, BXOR), PREM
 receiving from any source. Tags of send/recv are not matched (as with NCCL): messages between
 two ranks arrive in the order they were sent.
 """
+import atexit
 import math
 
 import torch
@@ -51,6 +52,10 @@ def empty(*size, dtype=torch.float32):
     raw = _torch.heap_bytes(max(count, 1) * itemsize)
     return raw.view(dtype)[:count].view(size)
 
+
+# Calls still queued at exit finish while the interpreter is whole (see exit_drain.h): a handler
+# registered now runs after those the program registers later, destroy_process_group included.
+atexit.register(_torch.drain_at_exit)
 
 if BACKEND.upper() not in dist.Backend._plugins:
     dist.Backend.register_backend(BACKEND, _create_process_group)

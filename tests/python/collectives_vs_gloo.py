@@ -7,13 +7,12 @@ eager path, non-contiguous tensors (transposed views) and uneven all_to_all spli
 some ranks. Run under stratarun on 2-4 ranks, on one host or across hosts.
 """
 import os
-import sys
 from datetime import timedelta
 
 import torch
 import torch.distributed as dist
 
-from common import Checks, init
+from common import Checks, init, leave
 
 RANK, N = init("collectives")
 GLOO = dist.new_group(backend="gloo")
@@ -385,5 +384,4 @@ for test in (test_bad_arguments, test_allreduce, test_premul_sum, test_allreduce
              test_gather_scatter, test_reduce_scatter, test_alltoall, test_p2p_barrier,
              test_subgroups):
     test()
-dist.destroy_process_group()
-sys.exit(checks.finish())
+leave(checks)

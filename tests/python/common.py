@@ -65,6 +65,20 @@ class Checks:
         return 1 if self.failed or not self.passed else 0
 
 
+def leave(checks):
+    """Ends a test that ran calls on gloo too: prints its verdict, destroys the groups and exits
+    without finalizing the interpreter. torch 1.13's gloo drops a call's tensors on its worker
+    thread after the call has completed; when that thread asks for the GIL as the interpreter
+    begins to finalize, CPython ends it inside a destructor and the process aborts
+    (ProcessGroupGloo::runLoop, ~TensorImpl, pthread_exit). StrataCL waits for its own streams
+    at exit (exit_in_flight.py); nothing can wait for gloo's threads."""
+    code = checks.finish()
+    dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def layout_reference(topk_idx, num_experts, num_ranks, owner):
     """DeepEP's dispatch layout of `topk_idx` computed plainly: is_token_in_rank [T, R] (bool),
     tokens per rank [R] and tokens per expert [E] (int32); -1 entries route nowhere."""

@@ -9,14 +9,13 @@ StrataCL twice, and with DDP on a gloo group once. Every parameter of every rank
 - every rank holds the same parameters (DDP's invariant).
 Small buckets (bucket_cap_mb) make DDP overlap several allreduces with the backward pass.
 """
-import sys
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from common import Checks, init
+from common import Checks, init, leave
 
 STEPS = 12
 RANK, N = init("ddp")
@@ -77,5 +76,4 @@ initial = [p.detach() for p in Block().parameters()]
 checks.true(all(not torch.equal(a, b) for a, b in zip(first, initial)),
             "training changed every parameter")
 
-dist.destroy_process_group()
-sys.exit(checks.finish())
+leave(checks)

@@ -10,7 +10,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "workloads", "train"))
-import trainer  # noqa: E402
+import trainer  # noqa: E402  (puts workloads/ on the path)
+
+import launch  # noqa: E402
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
@@ -167,7 +169,7 @@ def main():
         print(f"rank {rank}: {f}", file=sys.stderr, flush=True)
     verdict = torch.tensor([len(failures)])
     dist.all_reduce(verdict, group=gloo)
-    trainer.leave(1 if int(verdict[0]) else 0)
+    launch.leave(1 if int(verdict[0]) else 0)
 
 
 if __name__ == "__main__":

@@ -212,9 +212,7 @@ def main():
             res.pop("_records")
         with open(name, "w") as f:
             json.dump(results if a.check else results[0], f, indent=1)
-    dist.barrier(group=gloo)
-    dist.destroy_process_group()
-    sys.exit(status)
+    launch.leave(status)
 
 
 if __name__ == "__main__":

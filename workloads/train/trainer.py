@@ -193,7 +193,7 @@ def main(a, name, train):
                                f"{len(curves[0][1])} steps: loss curves {agree} across "
                                f"{', '.join(paths)}"), flush=True)
         status = status or int(bool(bad))
-    leave(status)
+    launch.leave(status)
 
 
 def common_args(p):
@@ -222,10 +222,3 @@ def emit(rank, fields, metrics):
             print(",".join(str(f) for f in fields) + f",{k},{v:.6g}", flush=True)
 
 
-def leave(code):
-    launch.remove_store()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Without destructors: torch 1.13's ProcessGroupGloo, destroyed with DDP's Reducer while the
-    # GIL is held, joins a worker thread that waits for the GIL, and never returns.
-    os._exit(code)

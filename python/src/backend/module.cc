@@ -4,6 +4,7 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/python.h>
 
+#include "backend/exit_drain.h"
 #include "backend/heap_allocator.h"
 #include "backend/moe_buffer.h"
 #include "backend/process_group.h"
@@ -28,6 +29,9 @@ PYBIND11_MODULE(_torch, m) {
            // The rendezvous blocks on peers: other Python threads go on meanwhile.
            py::call_guard<py::gil_scoped_release>());
 
+  m.def("drain_at_exit", &stratacl_torch::exit_drain::drain,
+        "Waits until every group's stream has run what was queued on it (registered with atexit).",
+        py::call_guard<py::gil_scoped_release>());
   m.def("use_heap_allocator", &stratacl_torch::use_heap_allocator,
         "Every CPU tensor created from now on takes its memory from the StrataCL heap.");
   m.def(

@@ -9,6 +9,7 @@
 #include <string>
 #include <torch/csrc/distributed/c10d/sequence_num.hpp>
 
+#include "backend/exit_drain.h"
 #include "backend/tensor_lists.h"
 #include "backend/tensor_types.h"
 
@@ -71,6 +72,7 @@ ProcessGroupStrataCL::ProcessGroupStrataCL(const c10::intrusive_ptr<c10d::Store>
   }
   p2p_ = std::make_shared<P2PCoalescer>(stream_);
   init();
+  exit_drain::add(stream_);
 }
 
 ProcessGroupStrataCL::~ProcessGroupStrataCL() {
@@ -82,6 +84,7 @@ ProcessGroupStrataCL::~ProcessGroupStrataCL() {
   if (PyGILState_Check()) no_gil.emplace();
   p2p_->flush();
   p2p_->close();
+  exit_drain::remove(stream_);
   sclStreamDestroy(stream_);
   sclCommDestroy(comm_);
 }
