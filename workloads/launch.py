@@ -11,7 +11,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 
 
-_store_file = None  # the file store init() named, if any: removed by remove_store()
+_store_file = None  # the file store init() named, if any: removed by leave()
 
 
 def init(init_method, name):
@@ -39,31 +39,23 @@ def init(init_method, name):
     return rank, size, dist.new_group(backend="gloo")
 
 
-def remove_store():
-    """Removes the file store init() named, once every rank is past its last use: for a job
-    that exits without destroying its process group, which would have removed it (the file
-    would otherwise stay in the temporary directory, one per job)."""
-    if _store_file is None:
-        return
-    import torch.distributed as dist
-
-    dist.barrier()
-    if dist.get_rank() == 0:
-        try:
-            os.unlink(_store_file)
-        except FileNotFoundError:
-            pass
-
-
 def leave(code):
     """Exits with `code` once every rank is done, without finalizing the interpreter: torch
     1.13's gloo hangs or aborts there. Its ProcessGroupGloo, destroyed with DDP's Reducer while
     the GIL is held, joins a worker thread that waits for the GIL; and a worker that drops a
     call's tensors as the interpreter begins to finalize is ended by CPython inside a
-    destructor."""
+    destructor. The groups are not destroyed, so rank 0 removes the file store init() named
+    (destroying the default group would have), once every rank is past the barrier."""
     import sys
 
-    remove_store()
+    import torch.distributed as dist
+
+    dist.barrier()
+    if _store_file is not None and dist.get_rank() == 0:
+        try:
+            os.unlink(_store_file)
+        except FileNotFoundError:
+            pass
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

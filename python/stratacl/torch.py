@@ -19,6 +19,7 @@ two ranks arrive in the order they were sent.
 """
 import atexit
 import math
+import sys
 
 import torch
 import torch.distributed as dist
@@ -53,9 +54,15 @@ def empty(*size, dtype=torch.float32):
     return raw.view(dtype)[:count].view(size)
 
 
-# Calls still queued at exit finish while the interpreter is whole (see exit_drain.h): a handler
-# registered now runs after those the program registers later, destroy_process_group included.
-atexit.register(_torch.drain_at_exit)
+def _drain_at_exit():
+    """Calls still queued when the program ends finish while the interpreter is whole (see
+    exit_drain.h); on an uncaught exception (sys.last_value, set before atexit handlers run) each
+    group is revoked first, so the failing rank leaves at once and its peers learn of it."""
+    _torch.drain_at_exit(failed=getattr(sys, "last_value", None) is not None)
+
+
+# Registered now, it runs after the handlers the program registers later.
+atexit.register(_drain_at_exit)
 
 if BACKEND.upper() not in dist.Backend._plugins:
     dist.Backend.register_backend(BACKEND, _create_process_group)

@@ -1,8 +1,9 @@
-"""A rank that leaves with a call in flight: no wait(), no destroy_process_group().
+"""A rank that leaves with calls in flight: no wait(), no destroy_process_group().
 
-Rank 0 queues an allreduce on a tensor it then lets go of, and returns from the script. Rank 1
-joins the call only once rank 0 has begun to exit. The call must still finish, with the right
-sum on rank 1, and rank 0 must exit with status 0.
+Rank 0 queues an allreduce on a tensor it then lets go of, and a send that the backend holds
+back until something needs it, and returns from the script. Rank 1 joins both only once rank 0
+has begun to exit. Both must still finish, with the right data on rank 1, and rank 0 must exit
+with status 0.
 
 What it guards: the completion drops the last reference to the tensor on the group's stream
 thread, and torch takes the GIL there to free the tensor's Python object. Once the interpreter
@@ -34,6 +35,10 @@ values = torch.arange(1 << 16, dtype=torch.float32)
 if RANK == 0:
     work = dist.all_reduce(values.clone(), async_op=True)
     del work  # the stream holds the Work, and the Work the only reference to the tensor
+    dist.isend(-values, 1)  # held back: issued at exit
+    # The group outlives the interpreter (as one a C extension keeps would): its destructor,
+    # which would issue the held send too, never runs.
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(dist.group.WORLD))
     atexit.register(lambda: open(exiting, "w").close())  # runs first of all
 else:
     checks = Checks("exit_in_flight")
@@ -43,5 +48,8 @@ else:
     mine = values.clone()
     dist.all_reduce(mine)
     checks.equal(mine, 2 * values, "the sum of a call rank 0 left in flight")
+    sent = torch.empty_like(values)
+    dist.recv(sent, 0)
+    checks.equal(sent, -values, "a send rank 0 left held back")
     dist.destroy_process_group()
     sys.exit(checks.finish())

@@ -3,54 +3,83 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
-#include <set>
+#include <vector>
 
 namespace stratacl_torch::exit_drain {
 namespace {
 
-std::mutex g_mu;
-std::condition_variable g_cv;
 // Never destroyed: atexit handlers and static destructors run in no order we control.
-std::set<sclStream_t>& streams() {
-  static auto* s = new std::set<sclStream_t>();
-  return *s;
+struct Registry {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<sclStream_t, sclComm_t> groups;  // stream -> communicator
+  sclStream_t draining = nullptr;           // the stream drain() waits for, outside the lock
+  pid_t pid = 0;                            // the process that added them
+  bool revoked = false;                     // drain(revoke=true) ran
+};
+Registry& registry() {
+  static auto* r = new Registry();
+  return *r;
 }
-sclStream_t g_draining = nullptr;  // the stream drain() waits for, outside the lock
-pid_t g_pid = 0;                   // the process that added them
+
+// A daemon thread may go on queueing calls while the program exits: after this many passes
+// that each found a stream busy, the exit goes on without waiting further.
+constexpr int kMaxPasses = 8;
 
 }  // namespace
 
-void add(sclStream_t stream) {
-  std::lock_guard lock(g_mu);
-  streams().insert(stream);
-  g_pid = getpid();
+void add(sclStream_t stream, sclComm_t comm) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.groups[stream] = comm;
+  r.pid = getpid();
 }
 
 void remove(sclStream_t stream) {
-  std::unique_lock lock(g_mu);
-  g_cv.wait(lock, [&] { return g_draining != stream; });
-  streams().erase(stream);
+  Registry& r = registry();
+  std::unique_lock lock(r.mu);
+  r.cv.wait(lock, [&] { return r.draining != stream; });
+  r.groups.erase(stream);
 }
 
-void drain() {
-  std::unique_lock lock(g_mu);
-  if (g_pid != getpid()) return;
-  std::set<sclStream_t> waited;
-  for (;;) {
-    // A group may be made or destroyed by another thread meanwhile: look again after each wait.
-    auto next = streams().begin();
-    while (next != streams().end() && waited.count(*next)) ++next;
-    if (next == streams().end()) return;
-    g_draining = *next;
-    waited.insert(g_draining);
-    lock.unlock();
-    // Its errors belong to the Works that completed with them, not to the exit.
-    (void)sclStreamSynchronize(g_draining);
-    lock.lock();
-    g_draining = nullptr;
-    g_cv.notify_all();
+void drain(bool revoke) {
+  Registry& r = registry();
+  std::unique_lock lock(r.mu);
+  if (r.pid != getpid()) return;
+  r.revoked = r.revoked || revoke;
+  // A pass waits for each stream in turn; a completion may queue more calls (a future's
+  // callback), and another thread may make or destroy groups meanwhile, so passes go on until
+  // one finds every stream idle.
+  for (int pass = 0; pass < kMaxPasses; ++pass) {
+    std::vector<sclStream_t> streams;
+    for (const auto& [stream, comm] : r.groups) streams.push_back(stream);
+    bool busy = false;
+    for (sclStream_t stream : streams) {
+      auto it = r.groups.find(stream);
+      if (it == r.groups.end()) continue;  // destroyed while an earlier one was waited for
+      const sclComm_t comm = it->second;
+      r.draining = stream;
+      lock.unlock();
+      if (revoke) (void)sclCommRevoke(comm, SCL_REVOKE_DEFAULT);
+      if (sclStreamQuery(stream) == sclInProgress) {
+        busy = true;
+        // Its errors belong to the Works that completed with them, not to the exit.
+        (void)sclStreamSynchronize(stream);
+      }
+      lock.lock();
+      r.draining = nullptr;
+      r.cv.notify_all();
+    }
+    if (!busy) return;
   }
+}
+
+bool revoked_at_exit() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  return r.revoked;
 }
 
 }  // namespace stratacl_torch::exit_drain

@@ -13,12 +13,18 @@
 
 namespace stratacl_torch::exit_drain {
 
-// A group's stream, from its creation...
-void add(sclStream_t stream);
-// ...until just before it is destroyed. Waits while drain() is waiting for this stream.
+// A group's stream and communicator, from the group's creation...
+void add(sclStream_t stream, sclComm_t comm);
+// ...until just before they are destroyed. Waits while drain() is waiting for this stream.
 void remove(sclStream_t stream);
-// Waits for each stream added and not removed. The caller has released the GIL. In a process
-// forked since the streams were added it does nothing: their threads are not in it.
-void drain();
+// Waits until every stream added and not removed is idle. With `revoke` (the program ends on an
+// uncaught exception) each communicator is revoked first: its pending calls fail at once, on
+// every rank, instead of waiting for peers that may be waiting for this rank elsewhere. The
+// caller has released the GIL. In a process forked since the streams were added it does
+// nothing: their threads are not in it.
+void drain(bool revoke);
+// Whether drain(revoke=true) ran: a group destroyed after it aborts its communicator rather
+// than destroying it, since a destroy waits (up to the timeout) for every peer to destroy theirs.
+bool revoked_at_exit();
 
 }  // namespace stratacl_torch::exit_drain

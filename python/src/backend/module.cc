@@ -7,6 +7,7 @@
 #include "backend/exit_drain.h"
 #include "backend/heap_allocator.h"
 #include "backend/moe_buffer.h"
+#include "backend/p2p_coalescer.h"
 #include "backend/process_group.h"
 
 namespace py = pybind11;
@@ -29,9 +30,18 @@ PYBIND11_MODULE(_torch, m) {
            // The rendezvous blocks on peers: other Python threads go on meanwhile.
            py::call_guard<py::gil_scoped_release>());
 
-  m.def("drain_at_exit", &stratacl_torch::exit_drain::drain,
-        "Waits until every group's stream has run what was queued on it (registered with atexit).",
-        py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "drain_at_exit",
+      [](bool failed) {
+        // Sends and receives still held back are issued first, as a wait() would, unless the
+        // program failed: then nothing more goes out.
+        if (!failed) stratacl_torch::P2PCoalescer::flush_all();
+        stratacl_torch::exit_drain::drain(/*revoke=*/failed);
+      },
+      py::arg("failed"),
+      "Waits until every group's stream has run what was queued on it; with failed=True, "
+      "revokes each group's communicator first (stratacl.torch registers it with atexit).",
+      py::call_guard<py::gil_scoped_release>());
   m.def("use_heap_allocator", &stratacl_torch::use_heap_allocator,
         "Every CPU tensor created from now on takes its memory from the StrataCL heap.");
   m.def(

@@ -72,7 +72,7 @@ ProcessGroupStrataCL::ProcessGroupStrataCL(const c10::intrusive_ptr<c10d::Store>
   }
   p2p_ = std::make_shared<P2PCoalescer>(stream_);
   init();
-  exit_drain::add(stream_);
+  exit_drain::add(stream_, comm_);
 }
 
 ProcessGroupStrataCL::~ProcessGroupStrataCL() {
@@ -86,7 +86,11 @@ ProcessGroupStrataCL::~ProcessGroupStrataCL() {
   p2p_->close();
   exit_drain::remove(stream_);
   sclStreamDestroy(stream_);
-  sclCommDestroy(comm_);
+  if (exit_drain::revoked_at_exit()) {
+    sclCommAbort(comm_);  // the program failed: its peers may never destroy theirs
+  } else {
+    sclCommDestroy(comm_);
+  }
 }
 
 c10::intrusive_ptr<Work> ProcessGroupStrataCL::launch(c10d::OpType type,
