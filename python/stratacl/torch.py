@@ -56,9 +56,12 @@ def empty(*size, dtype=torch.float32):
 
 def _drain_at_exit():
     """Calls still queued when the program ends finish while the interpreter is whole (see
-    exit_drain.h); on an uncaught exception (sys.last_value, set before atexit handlers run) each
-    group is revoked first, so the failing rank leaves at once and its peers learn of it."""
-    _torch.drain_at_exit(failed=getattr(sys, "last_value", None) is not None)
+    exit_drain.h). When a script ends on an uncaught exception (sys.last_value, set before
+    atexit handlers run) every group is revoked first, so the failing rank leaves at once and
+    its peers learn of it; an interactive session sets sys.last_value for every error it shows,
+    so there the calls finish as after a normal end."""
+    interactive = hasattr(sys, "ps1") or sys.flags.interactive
+    _torch.drain_at_exit(failed=not interactive and getattr(sys, "last_value", None) is not None)
 
 
 # Registered now, it runs after the handlers the program registers later.

@@ -1,12 +1,13 @@
-"""A rank that ends on an uncaught exception with a call in flight leaves at once, and its peer's
+"""A rank that ends on an uncaught exception with calls in flight leaves at once, and its peer's
 next call on the group fails naming it.
 
-Rank 0 queues an allreduce that rank 1 does not join while rank 0 lives, then raises. At exit
-StrataCL revokes its groups (sys.last_value marks an uncaught exception), so the queued call
-fails at once and rank 0 exits, instead of waiting out the group's timeout (200 s here) for a
-peer that is itself waiting for it to go. Rank 1 waits until rank 0's process is gone (at most
-60 s); then its allreduce must raise naming rank 0. exit_on_exception.sh checks stratarun's
-verdict: rank 0 exited with status 1, and rank 1 reported.
+Rank 0 queues an allreduce that rank 1 does not join while rank 0 lives, and a send the backend
+holds back, then raises. At exit StrataCL revokes its groups (sys.last_value marks an uncaught
+exception), so the queued calls fail at once and rank 0 exits, instead of waiting out the
+group's timeout (200 s here) for a peer that is itself waiting for it to go. Rank 1 waits until
+rank 0's process is gone (at most 60 s); then its allreduce must raise naming rank 0.
+exit_on_exception.sh checks stratarun's verdict: rank 0 exited with status 1, and rank 1
+reported.
 """
 import datetime
 import os
@@ -34,6 +35,7 @@ def alive(pid):
 
 if RANK == 0:
     dist.all_reduce(values, async_op=True)
+    dist.isend(-values, 1)  # held back: at exit it fails at once (revoked), and is not sent
     with open(pid_file + ".tmp", "w") as f:
         f.write(str(os.getpid()))
     os.rename(pid_file + ".tmp", pid_file)

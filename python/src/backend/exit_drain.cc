@@ -17,7 +17,7 @@ struct Registry {
   std::map<sclStream_t, sclComm_t> groups;  // stream -> communicator
   sclStream_t draining = nullptr;           // the stream drain() waits for, outside the lock
   pid_t pid = 0;                            // the process that added them
-  bool revoked = false;                     // drain(revoke=true) ran
+  bool revoked = false;                     // revoke_all() ran
 };
 Registry& registry() {
   static auto* r = new Registry();
@@ -44,11 +44,18 @@ void remove(sclStream_t stream) {
   r.groups.erase(stream);
 }
 
-void drain(bool revoke) {
+void revoke_all() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  if (r.pid != getpid()) return;
+  r.revoked = true;
+  for (const auto& [stream, comm] : r.groups) (void)sclCommRevoke(comm, SCL_REVOKE_DEFAULT);
+}
+
+void drain() {
   Registry& r = registry();
   std::unique_lock lock(r.mu);
   if (r.pid != getpid()) return;
-  r.revoked = r.revoked || revoke;
   // A pass waits for each stream in turn; a completion may queue more calls (a future's
   // callback), and another thread may make or destroy groups meanwhile, so passes go on until
   // one finds every stream idle.
@@ -57,12 +64,9 @@ void drain(bool revoke) {
     for (const auto& [stream, comm] : r.groups) streams.push_back(stream);
     bool busy = false;
     for (sclStream_t stream : streams) {
-      auto it = r.groups.find(stream);
-      if (it == r.groups.end()) continue;  // destroyed while an earlier one was waited for
-      const sclComm_t comm = it->second;
+      if (r.groups.count(stream) == 0) continue;  // destroyed while an earlier one was waited for
       r.draining = stream;
       lock.unlock();
-      if (revoke) (void)sclCommRevoke(comm, SCL_REVOKE_DEFAULT);
       if (sclStreamQuery(stream) == sclInProgress) {
         busy = true;
         // Its errors belong to the Works that completed with them, not to the exit.

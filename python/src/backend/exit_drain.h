@@ -4,9 +4,10 @@
 // whose Python object is gone; torch then takes the GIL on that thread to free the object. Once
 // the interpreter has begun to finalize, CPython ends any other thread that takes the GIL
 // (pthread_exit), and a thread ended inside a destructor aborts the process ("terminate called
-// without an active exception"). stratacl/torch.py registers drain() with atexit, which runs
-// while the interpreter is still whole: it waits, without the GIL, until every live group's
-// stream has finished what was queued on it, so nothing of ours completes during finalization.
+// without an active exception"). stratacl/torch.py registers a handler with atexit, which runs
+// while the interpreter is still whole (_torch.drain_at_exit): it waits, without the GIL, until
+// every live group's stream has finished what was queued on it, so nothing of ours completes
+// during finalization.
 #pragma once
 
 #include "stratacl/stratacl.h"
@@ -17,14 +18,15 @@ namespace stratacl_torch::exit_drain {
 void add(sclStream_t stream, sclComm_t comm);
 // ...until just before they are destroyed. Waits while drain() is waiting for this stream.
 void remove(sclStream_t stream);
-// Waits until every stream added and not removed is idle. With `revoke` (the program ends on an
-// uncaught exception) each communicator is revoked first: its pending calls fail at once, on
-// every rank, instead of waiting for peers that may be waiting for this rank elsewhere. The
-// caller has released the GIL. In a process forked since the streams were added it does
-// nothing: their threads are not in it.
-void drain(bool revoke);
-// Whether drain(revoke=true) ran: a group destroyed after it aborts its communicator rather
-// than destroying it, since a destroy waits (up to the timeout) for every peer to destroy theirs.
+// When the program ends on an uncaught exception, before anything else: revokes every group's
+// communicator, so that their pending and later calls fail at once, on every rank, instead of
+// waiting for peers that may be waiting for this rank elsewhere.
+void revoke_all();
+// Waits until every stream added and not removed is idle. The caller has released the GIL.
+// Both do nothing in a process forked since the streams were added: their threads are not in it.
+void drain();
+// Whether revoke_all() ran: a group destroyed after it aborts its communicator rather than
+// destroying it, since a destroy waits (up to the timeout) for every peer to destroy theirs.
 bool revoked_at_exit();
 
 }  // namespace stratacl_torch::exit_drain

@@ -33,14 +33,18 @@ PYBIND11_MODULE(_torch, m) {
   m.def(
       "drain_at_exit",
       [](bool failed) {
-        // Sends and receives still held back are issued first, as a wait() would, unless the
-        // program failed: then nothing more goes out.
-        if (!failed) stratacl_torch::P2PCoalescer::flush_all();
-        stratacl_torch::exit_drain::drain(/*revoke=*/failed);
+        if (failed) stratacl_torch::exit_drain::revoke_all();
+        // Sends and receives still held back are issued (or, revoked, fail at once), as a wait()
+        // would issue them: their Works then complete here too, not during finalization.
+        try {
+          stratacl_torch::P2PCoalescer::flush_all();
+        } catch (const std::exception&) {  // what failed to queue was completed with its error
+        }
+        stratacl_torch::exit_drain::drain();
       },
       py::arg("failed"),
       "Waits until every group's stream has run what was queued on it; with failed=True, "
-      "revokes each group's communicator first (stratacl.torch registers it with atexit).",
+      "revokes every group's communicator first (stratacl.torch registers it with atexit).",
       py::call_guard<py::gil_scoped_release>());
   m.def("use_heap_allocator", &stratacl_torch::use_heap_allocator,
         "Every CPU tensor created from now on takes its memory from the StrataCL heap.");
