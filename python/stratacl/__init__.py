@@ -14,7 +14,11 @@ import os as _os
 
 import numpy as _np
 
-from . import _core
+# Before the library loads: libfabric's libinfinipath would otherwise take over SIGINT, SIGTERM
+# and the crash signals (Ctrl-C would end the program with status 1, not KeyboardInterrupt).
+_os.environ.setdefault("IPATH_NO_BACKTRACE", "1")
+
+from . import _core  # noqa: E402
 from ._core import Comm, Error, unique_id, version
 
 

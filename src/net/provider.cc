@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/config.h"
+#include "net/load_signals.h"
 
 namespace stratacl::net {
 namespace {
@@ -150,6 +151,7 @@ std::string describe(const fi_info& i) {
 }
 
 Result<InfoPtr> choose_provider() {
+  (void)signals_given_back();  // keeps net/load_signals.cc, which acts at load, in a static link
   const std::string wanted = process_text(Var::kNetProvider);
   SCL_ASSIGN_OR_RETURN(InfoPtr all, getinfo(wanted));
   const fi_info* best = nullptr;

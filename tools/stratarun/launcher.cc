@@ -262,6 +262,13 @@ bool Job::launch_rank(int rank, const std::vector<std::string>& inherited_env) {
   env.push_back("STRATACL_ROOT_ADDR=" + options_.root_ip + ":" + std::to_string(root_port_));
   env.push_back("STRATACL_JOB_SECRET=" + secret_);
   env.push_back("STRATACL_LAUNCHER=stratarun");
+  // Unless set, libfabric's libinfinipath takes over SIGINT, SIGTERM and the crash signals when
+  // it loads, and exits with status 1 on them (src/net/load_signals.h): a rank must end by the
+  // signal it got, as stratarun reports it.
+  if (std::none_of(env.begin(), env.end(),
+                   [](const std::string& v) { return v.rfind("IPATH_NO_BACKTRACE=", 0) == 0; })) {
+    env.push_back("IPATH_NO_BACKTRACE=1");
+  }
   if (rank == 0) env.push_back("STRATACL_ROOT_FD=" + std::to_string(root_socket_.get()));
   std::vector<char*> envp = to_argv(env);
 
