@@ -19,7 +19,25 @@ import numpy as _np
 _os.environ.setdefault("IPATH_NO_BACKTRACE", "1")
 
 from . import _core  # noqa: E402
-from ._core import Comm, Error, unique_id, version
+from ._core import Comm, Error, unique_id, version  # noqa: E402
+
+
+def _keep_python_handlers():
+    """If libinfinipath was loaded before us (by an MPI, say), the library has set its signals
+    back to the default, under Python's feet: the handlers Python holds for SIGINT and SIGTERM
+    (its KeyboardInterrupt, or the program's) go back."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may set handlers; it imports first in any real program
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(sig)
+        if callable(handler):
+            signal.signal(sig, handler)
+
+
+_keep_python_handlers()
 
 
 def _share_torchrun_secret():

@@ -17,7 +17,9 @@ bool installed_by_infinipath(const struct sigaction& sa) {
          std::strstr(info.dli_fname, "libinfinipath") != nullptr;
 }
 
-int give_back() {
+}  // namespace
+
+int give_back_signals() {
   int n = 0;
   for (int sig = 1; sig < NSIG; ++sig) {
     struct sigaction sa {};
@@ -28,11 +30,11 @@ int give_back() {
   return n;
 }
 
+namespace {
+
 // At load: libinfinipath, a dependency, has run its constructor by then.
-const int g_given_back = give_back();
+[[maybe_unused]] const int g_given_back_at_load = give_back_signals();
 
 }  // namespace
-
-int signals_given_back() { return g_given_back; }
 
 }  // namespace stratacl::net

@@ -2,17 +2,17 @@
 // loads, takes over SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGILL and SIGABRT (unless
 // IPATH_NO_BACKTRACE is set) with a handler that prints a backtrace and calls exit(1). A program
 // that links StrataCL would then end with status 1 on Ctrl-C or a launcher's SIGTERM, run its
-// atexit handlers from inside a signal handler, and report a crash as a plain failure.
-// StrataCL puts every disposition libinfinipath took back to the default when it loads (a
-// disposition libinfinipath replaced cannot be read back; before a program runs it is the
-// default, unless its parent ignored the signal). stratarun and the Python package set
-// IPATH_NO_BACKTRACE instead, so that nothing is taken.
+// atexit handlers from inside a signal handler, and report a crash as a plain failure. So every
+// disposition libinfinipath took is set back to the default when StrataCL loads, and again once
+// libfabric has loaded its providers. What libinfinipath replaced cannot be read back: a program
+// that had its own handler before it loaded (or a parent that ignored the signal) gets the
+// default, not its own. stratarun and the Python package set IPATH_NO_BACKTRACE, so that nothing
+// is taken; a program that embeds StrataCL should too.
 #pragma once
 
 namespace stratacl::net {
 
-// The signals given back, by the time the library has loaded. Naming it keeps this file in a
-// static link.
-int signals_given_back();
+// Sets back to the default every signal whose handler is libinfinipath's; returns how many.
+int give_back_signals();
 
 }  // namespace stratacl::net

@@ -151,9 +151,9 @@ std::string describe(const fi_info& i) {
 }
 
 Result<InfoPtr> choose_provider() {
-  (void)signals_given_back();  // keeps net/load_signals.cc, which acts at load, in a static link
   const std::string wanted = process_text(Var::kNetProvider);
   SCL_ASSIGN_OR_RETURN(InfoPtr all, getinfo(wanted));
+  (void)give_back_signals();  // a provider loaded just now may have taken them (net/load_signals.h)
   const fi_info* best = nullptr;
   for (const fi_info* i = all.get(); i; i = i->next) {
     if (wanted.empty() && shared_memory_provider(*i)) continue;

@@ -2,7 +2,8 @@
 
 Debian's libfabric links libinfinipath, which takes over SIGINT, SIGTERM and the crash signals
 when it loads and exits with status 1 on them (src/net/load_signals.h). Checked here:
-- after `import stratacl`, SIGINT still raises KeyboardInterrupt;
+- after `import stratacl`, SIGINT still raises KeyboardInterrupt, also where libinfinipath was
+  loaded before the package;
 - a process that imported the package, or loaded the C library alone (ctypes, without the
   package's IPATH_NO_BACKTRACE), still dies of SIGTERM and of SIGABRT.
 """
@@ -11,7 +12,11 @@ import signal
 import subprocess
 import sys
 
-import stratacl  # noqa: F401  (loads the C library)
+# As an interactive program has them, whatever this test inherited (a background job of a
+# shell starts with SIGINT ignored, and then Python installs no handler for it).
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+import stratacl  # noqa: E402,F401  (loads the C library)
 
 failed = 0
 try:
@@ -30,7 +35,8 @@ loads = {"the package": "import stratacl",
 checked = 1
 for what, load in loads.items():
     for sig in (signal.SIGTERM, signal.SIGABRT):
-        code = f"{load}\nimport os\nos.kill(os.getpid(), {int(sig)})\n"
+        code = (f"import os, signal\nsignal.signal({int(sig)}, signal.SIG_DFL)\n{load}\n"
+                f"os.kill(os.getpid(), {int(sig)})\n")
         r = subprocess.run([sys.executable, "-c", code], env=child_env, capture_output=True,
                            text=True, timeout=60)
         checked += 1
@@ -39,5 +45,17 @@ for what, load in loads.items():
             print(f"FAIL signals: a process that loaded {what} ended with {r.returncode} on "
                   f"{sig.name}, not by the signal ({-int(sig)}): {r.stderr.strip()[:300]}",
                   flush=True)
+# libinfinipath loaded before the package (as an MPI's plugins may load it): Ctrl-C still
+# raises KeyboardInterrupt.
+code = ("import ctypes, os, signal\nctypes.CDLL('libinfinipath.so.4')\nimport stratacl\n"
+        "try:\n    os.kill(os.getpid(), signal.SIGINT)\n    signal.sigtimedwait([], 0)\n"
+        "except KeyboardInterrupt:\n    os._exit(7)\n")
+r = subprocess.run([sys.executable, "-c", code], env=child_env, capture_output=True, text=True,
+                   timeout=60)
+checked += 1
+if r.returncode != 7:
+    failed += 1
+    print(f"FAIL signals: with libinfinipath loaded first, SIGINT ended the process with "
+          f"{r.returncode}, not KeyboardInterrupt: {r.stderr.strip()[:300]}", flush=True)
 print(f"signals: {checked - failed} of {checked} checks passed", flush=True)
 sys.exit(1 if failed else 0)
