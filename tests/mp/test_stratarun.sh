@@ -130,7 +130,8 @@ test_environment() {
   STRATACL_ROOT_FD=99 STRATACL_RANK=77 run env -n 4 sh -c '
     d=$SR_TEST_DIR/env.$STRATACL_RANK
     echo "$STRATACL_RANK $STRATACL_WORLD_SIZE $STRATACL_LOCAL_RANK $STRATACL_LOCAL_WORLD_SIZE" \
-      "$STRATACL_ROOT_ADDR $STRATACL_JOB_SECRET $STRATACL_LAUNCHER ${STRATACL_ROOT_FD-none}" > $d
+      "$STRATACL_ROOT_ADDR $STRATACL_JOB_SECRET $STRATACL_LAUNCHER ${STRATACL_ROOT_FD-none}" \
+      "${IPATH_NO_BACKTRACE-unset}" > $d
     if [ -n "${STRATACL_ROOT_FD-}" ]; then
       readlink /proc/$$/fd/$STRATACL_ROOT_FD > $d.rootfd
       cat /proc/net/tcp > $d.tcp
@@ -138,7 +139,7 @@ test_environment() {
     exec ls -l /proc/self/fd > $d.fds'
   expect_rc env 0
 
-  local rank_expected rank world lrank lworld addr secret launcher rootfd
+  local rank_expected rank world lrank lworld addr secret launcher rootfd ipath
   local first_addr="" first_secret=""
   for rank_expected in 0 1 2 3; do
     local file=$TEST_DIR/env.$rank_expected
@@ -146,7 +147,7 @@ test_environment() {
       fail "env: rank $rank_expected wrote no environment line"
       continue
     fi
-    read -r rank world lrank lworld addr secret launcher rootfd <"$file"
+    read -r rank world lrank lworld addr secret launcher rootfd ipath <"$file"
     local where="env: rank $rank_expected"
     [[ $rank == "$rank_expected" ]] || fail "$where: STRATACL_RANK='$rank'"
     [[ $world == 4 ]] || fail "$where: STRATACL_WORLD_SIZE='$world', expected 4"
@@ -155,6 +156,8 @@ test_environment() {
     [[ $addr =~ ^127\.0\.0\.1:[1-9][0-9]*$ ]] || fail "$where: STRATACL_ROOT_ADDR='$addr'"
     [[ $secret =~ ^[0-9a-f]{32}$ ]] || fail "$where: STRATACL_JOB_SECRET='$secret' (want 32 hex)"
     [[ $launcher == stratarun ]] || fail "$where: STRATACL_LAUNCHER='$launcher'"
+    # Kept if the user set it, else 1: libinfinipath then leaves the rank's signals alone.
+    [[ $ipath == "${IPATH_NO_BACKTRACE:-1}" ]] || fail "$where: IPATH_NO_BACKTRACE='$ipath'"
     first_addr=${first_addr:-$addr}
     first_secret=${first_secret:-$secret}
     [[ $addr == "$first_addr" ]] || fail "$where: root address differs between ranks"
