@@ -93,7 +93,9 @@ Status allreduce(Context& c, const Call& call) {
     SCL_TRY(c.local_step(local_call(call, Coll::kAllGather, LocalBuffer{mine, call.recv_kind},
                                     call.recv, call.recv_kind, shard, signed_tail)));
   }
-  if (tail > 0) {
+  // A call of no elements runs as a tail of none: its steps and messages still carry the call,
+  // so a rank whose count differs fails it on every rank, as on one host.
+  if (tail > 0 || call.count == 0) {
     char* out = call.recv + main * es;
     const char* in = alone ? call.send.ptr + main * es : out;
     if (!alone) {

@@ -270,10 +270,13 @@ Status Rail::allreduce(const char* in, char* buf, size_t count, sclDataType_t dt
                        const Deadline& d) {
   const int H = topo_.hosts;
   const size_t es = dtype_size(dt);
-  if (H == 1 || count == 0) {
+  if (H == 1) {
     if (in != buf && count > 0) std::memcpy(buf, in, count * es);
     return Status::Ok();
   }
+  // A call of no elements still crosses: its empty messages carry the call in their tags, so a
+  // host whose count differs fails the call here as it would with any other count.
+  if (count == 0) return settle(allreduce_direct(in, buf, count, dt, op, d));
   if (count * es <= kDirectMaxBytes) {
     if (doubling(H)) {
       return settle(allreduce_doubling(in, buf, count, dt, op, d));

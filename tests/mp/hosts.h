@@ -1,4 +1,4 @@
-// Shared by the files of case `hosts` (test_hosts.cc, test_hosts_mismatch.cc).
+// Shared by the files of case `hosts` (test_hosts.cc and its parts, test_hosts_*.cc).
 #pragma once
 
 #include <string>
@@ -17,6 +17,10 @@ void mismatches_across_hosts(const Comm& w, Tally& tally);
 // Those of them that the network steps of alltoall, gather and scatter meet
 // (test_hosts_exchange_mismatch.cc).
 void exchange_mismatches_keep_hosts_in_step(const Comm& w, Tally& tally);
+
+// Calls of no elements: right when every rank's count is 0, failed everywhere against a count
+// (test_hosts_empty.cc).
+void empty_calls_across_hosts(const Comm& w, Tally& tally);
 
 // Broadcasts and reduces back to back, with a receiving host late (test_hosts_pace.cc).
 void one_way_calls_keep_pace(const Comm& w, Tally& tally);
