@@ -172,8 +172,11 @@ Result<std::shared_ptr<Communicator>> Communicator::shrink_in_turn(std::span<con
   }
   std::vector<int> members;
   std::vector<ShrinkRecord> parts;
-  if (built.ok()) built = gather_members(*agreed, deadline, &members, &parts);
-  if (built.ok() && !prepared.ok()) built = prepared;
+  if (built.ok()) {
+    built = gather_members(*agreed, deadline, &members, &parts);
+    // A rank that failed its own part says why, whatever its peers' failures.
+    if (!prepared.ok()) built = prepared;
+  }
   if (built.ok()) built = child->join_shrunk(*this, members, parts);
   if (built.ok()) {
     shrunk_ = true;

@@ -53,10 +53,11 @@ Result<std::shared_ptr<Communicator>> Communicator::split(uint32_t ticket, int c
     call.coll = Coll::kSplit;
     Status here =
         run_step(ctx_, make_desc(ctx_, call), [&](const std::vector<CallDesc>&) -> Status {
+          // A rank that failed its own part says why, whatever its peers' failures.
+          if (!prepared.ok()) return prepared;
           for (int p = 0; p < ctx_.nranks; ++p) {
             const SplitAnnouncement& a = *layout_.split.in(ctx_.cb(p));
             if (a.prepared != sclSuccess) {
-              if (p == ctx_.rank) return prepared;
               return Errorf(sclInvalidUsage, "%s: rank %d could not prepare its part: %s",
                             ctx_.where().c_str(), p, sclGetErrorString(peer_result(a.prepared)));
             }

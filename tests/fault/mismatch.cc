@@ -64,6 +64,13 @@ int run_mismatch() {
     expect_error(r, sclInvalidUsage, comm, "could not prepare", "another rank's bad colour");
   }
   check_recovers(comm, a, n);
+  // A config refused on every rank, inside the split's step: each names its own argument, not
+  // the first peer's failure.
+  sclConfig_t bad_config = SCL_CONFIG_INITIALIZER;
+  bad_config.timeoutMs = -5;
+  r = sclCommSplit(comm, 0, g_rank, &child, &bad_config);
+  expect_error(r, sclInvalidArgument, comm, "TIMEOUT_MS", "a bad config on every rank");
+  check_recovers(comm, a, n);
   r = sclBroadcast(a, b, 64, sclFloat32, odd ? 1 % n : 0, comm, nullptr);
   if (n > 1) expect_error(r, sclInvalidUsage, comm, "root=1", "mismatched root");
   check_recovers(comm, a, n);
