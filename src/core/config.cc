@@ -336,24 +336,29 @@ Result<CommConfig> resolve_comm_config(const sclConfig_t* user) {
     SCL_TRY(check_ignored_fields(*user));
   }
   CommConfig c;
-  auto pick = [&](Var v, long long field, long long undef, Setting* out) -> Status {
+  // `name`: the field's, which the error names (the caller set it, not the variable).
+  auto pick = [&](Var v, const char* name, long long field, long long undef,
+                  Setting* out) -> Status {
     SCL_ASSIGN_OR_RETURN(*out, process_setting(v));
     if (!user || field == undef) return Status::Ok();
     const VarSpec& s = spec(v);
     if (field < s.min || field > s.max) {
-      return Errorf(sclInvalidArgument, "config: %s = %lld is out of range [%lld, %lld]", s.name,
-                    field, (long long)s.min, (long long)s.max);
+      return Errorf(sclInvalidArgument, "config: %s = %lld is out of range [%lld, %lld] (as %s)",
+                    name, field, (long long)s.min, (long long)s.max, s.name);
     }
     out->value = field;
     out->text = std::to_string(field);
     out->source = Source::kConfig;
     return Status::Ok();
   };
-  SCL_TRY(pick(Var::kTimeoutMs, user ? user->timeoutMs : 0, SCL_CONFIG_UNDEF_INT, &c.timeout_ms));
-  SCL_TRY(pick(Var::kThreads, user ? user->threads : 0, SCL_CONFIG_UNDEF_INT, &c.threads));
+  SCL_TRY(pick(Var::kTimeoutMs, "timeoutMs", user ? user->timeoutMs : 0, SCL_CONFIG_UNDEF_INT,
+               &c.timeout_ms));
   SCL_TRY(
-      pick(Var::kCopyEngines, user ? user->copyEngines : 0, SCL_CONFIG_UNDEF_INT, &c.copy_engines));
-  SCL_TRY(pick(Var::kStagingBytes, user ? user->stagingBytes : 0, -1, &c.staging_bytes));
+      pick(Var::kThreads, "threads", user ? user->threads : 0, SCL_CONFIG_UNDEF_INT, &c.threads));
+  SCL_TRY(pick(Var::kCopyEngines, "copyEngines", user ? user->copyEngines : 0, SCL_CONFIG_UNDEF_INT,
+               &c.copy_engines));
+  SCL_TRY(pick(Var::kStagingBytes, "stagingBytes", user ? user->stagingBytes : 0, -1,
+               &c.staging_bytes));
   c.name = (user && user->commName) ? user->commName : "";
   c.blocking = !user || user->blocking != 0;
   return c;

@@ -69,7 +69,7 @@ int run_mismatch() {
   sclConfig_t bad_config = SCL_CONFIG_INITIALIZER;
   bad_config.timeoutMs = -5;
   r = sclCommSplit(comm, 0, g_rank, &child, &bad_config);
-  expect_error(r, sclInvalidArgument, comm, "TIMEOUT_MS", "a bad config on every rank");
+  expect_error(r, sclInvalidArgument, comm, "timeoutMs", "a bad config on every rank");
   check_recovers(comm, a, n);
   r = sclBroadcast(a, b, 64, sclFloat32, odd ? 1 % n : 0, comm, nullptr);
   if (n > 1) expect_error(r, sclInvalidUsage, comm, "root=1", "mismatched root");
