@@ -15,13 +15,6 @@ using bootstrap::RankInfo;
 
 namespace {
 
-// A network wait polls for this long, yielding the core between polls, before it sleeps on the
-// completion queue: a round trip between hosts takes 10-50 µs when both ranks run, far more when
-// they share cores with others, and a sleeping rank's wake-up then costs more than the yields.
-// Measured (bench/compare --hosts 2 -n 4, 2 cores): 300 µs gave 190 µs per small allreduce,
-// 1 ms gave 28 µs.
-constexpr int64_t kNetSpinNs = 1000000;
-
 // A fixed-size card per rank, allgathered over the communicator's own network.
 struct Card {
   int32_t result = 0;  // sclSuccess, or why this rank has no heartbeat endpoint
@@ -84,7 +77,7 @@ Status Communicator::init_across_hosts(const bootstrap::Joined& joined, int rank
   // in fails every rank at once, naming it (the hosts' own checks would fail one host only, and
   // leave the others waiting for it).
   Result<std::unique_ptr<net::Endpoint>> ep =
-      topo.ok() ? net::Endpoint::open(kNetSpinNs, true) : topo.status();
+      topo.ok() ? net::Endpoint::open(net::kDataSpinNs, true) : topo.status();
   const SharedSettings settings = SharedSettings::of_process();
   std::vector<uint8_t> blob(sizeof settings);
   std::memcpy(blob.data(), &settings, sizeof settings);

@@ -174,7 +174,7 @@ Result<std::shared_ptr<Communicator>> Communicator::shrink_in_turn(std::span<con
   std::vector<ShrinkRecord> parts;
   if (built.ok()) {
     built = gather_members(*agreed, deadline, &members, &parts);
-    // A rank that failed its own part says why, whatever its peers' failures.
+    // A rank that failed its own part says why, before what it learnt of its peers' parts.
     if (!prepared.ok()) built = prepared;
   }
   if (built.ok()) built = child->join_shrunk(*this, members, parts);

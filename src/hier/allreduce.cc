@@ -65,7 +65,7 @@ Status allreduce(Context& c, const Call& call) {
   size_t tail = call.count - main;
   const size_t alike = size_t(t.per_host - 1) * bytes * size_t(c.rail.small_allreduce_copies());
   if (bytes <= net::Rail::kDirectMaxBytes && alike < kSplitMinRedundantBytes) {
-    if (t.per_host > 1 && t.hosts >= kSpreadMinHosts && call.count > 0) {
+    if (t.per_host > 1 && t.hosts >= kSpreadMinHosts) {  // count 0 too: its peers' shape
       return allreduce_spread(c, call);
     }
     shard = 0;

@@ -18,9 +18,9 @@ void mismatches_across_hosts(const Comm& w, Tally& tally);
 // (test_hosts_exchange_mismatch.cc).
 void exchange_mismatches_keep_hosts_in_step(const Comm& w, Tally& tally);
 
-// Calls of no elements: right when every rank's count is 0, failed everywhere against a count
+// An allreduce of no elements on one rank against its peers' count fails everywhere
 // (test_hosts_empty.cc).
-void empty_calls_across_hosts(const Comm& w, Tally& tally);
+void empty_call_against_counted_fails_everywhere(const Comm& w, Tally& tally);
 
 // Broadcasts and reduces back to back, with a receiving host late (test_hosts_pace.cc).
 void one_way_calls_keep_pace(const Comm& w, Tally& tally);

@@ -22,7 +22,7 @@
 //     several ranks), the hosts' halves in turn and every rank but the last host's upper half
 //     (nodes of 2 at 2x4); each rank's child rank checked against the keys.
 //   - mismatched calls across hosts: test_hosts_mismatch.cc, test_hosts_exchange_mismatch.cc;
-//     calls of no elements: test_hosts_empty.cc.
+//     an empty call against counted ones: test_hosts_empty.cc.
 // With --small, only the first item's calls up to 1000 elements and the float32 sum of 7.
 #include <algorithm>
 #include <chrono>
@@ -334,7 +334,7 @@ int run_hosts(int argc, char** argv) {
 
   splits(w, tally, run_on);
   mismatches_across_hosts(w, tally);
-  empty_calls_across_hosts(w, tally);
+  empty_call_against_counted_fails_everywhere(w, tally);
   run(Coll::kAllReduce, sclInt32, sclSum, 1000, -1);  // the parent goes on
   return finish("hosts");
 }

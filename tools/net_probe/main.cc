@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,10 +44,12 @@ Options parse(int argc, char** argv) {
       o.pingpong = a == "pingpong";
     } else if (a == "--header") {
       o.header = true;
-    } else if (a == "-b" && i + 1 < argc) {
-      o.bytes = std::strtoull(argv[++i], nullptr, 10);
-    } else if (a == "-n" && i + 1 < argc) {
-      o.iters = std::atoi(argv[++i]);
+    } else if ((a == "-b" || a == "-n") && i + 1 < argc) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(argv[++i], &end, 10);
+      if (*argv[i] == '\0' || *end != '\0') die(a + ": not a number: " + argv[i]);
+      if (a == "-b") o.bytes = size_t(v);
+      if (a == "-n") o.iters = v > (1u << 30) ? 0 : int(v);
     } else {
       die("usage: net-probe [pingpong|exchange] [-b BYTES] [-n ITERS] [--header]");
     }
@@ -62,13 +65,16 @@ int main(int argc, char** argv) {
   sclComm_t comm = nullptr;
   if (sclCommInitFromEnv(&comm) != sclSuccess) die(sclGetLastError(nullptr));
   int rank = 0, n = 0;
-  sclCommUserRank(comm, &rank);
-  sclCommCount(comm, &n);
+  if (sclCommUserRank(comm, &rank) != sclSuccess || sclCommCount(comm, &n) != sclSuccess) {
+    die(sclGetLastError(comm));
+  }
   if (n != 2) die("runs on 2 ranks");
 
-  Result<std::unique_ptr<net::Endpoint>> opened = net::Endpoint::open(1000000, true);
+  // Polled and slept on as a communicator's own endpoint is.
+  Result<std::unique_ptr<net::Endpoint>> opened = net::Endpoint::open(net::kDataSpinNs, true);
   if (!opened.ok()) die(opened.status().message());
   net::Endpoint& ep = **opened;
+  if (o.header && !ep.carries_headers()) die("--header: this provider takes no two-part messages");
   // Both addresses, through the communicator: fixed-size records of a length and the bytes.
   constexpr size_t kRecord = 256;
   std::vector<uint8_t> mine(kRecord), both(2 * kRecord);
