@@ -142,7 +142,8 @@ class Rail {
   // moves 2(H-1)/H of the buffer per host instead of H-1; or, from kScatterGatherMinHosts hosts
   // while H - 1 chunks are at most kScatterGatherMaxRoundBytes, the same bytes in two rounds: every
   // host sends chunk h to host h, which reduces the H copies in host order and sends the result to
-  // every host. op is sum, prod, max or min: averages divide afterwards.
+  // every host. op is sum, prod, max or min: averages divide afterwards. A count of 0 takes the
+  // direct round of empty messages, which carry the call, so a host whose count differs fails.
   Status allreduce(const char* in, char* buf, size_t count, sclDataType_t dt, sclRedOp_t op,
                    const Deadline& d);
   // Where every rank of a host holds the host's messages for the other hosts (`bytes` each, host
