@@ -38,8 +38,8 @@ Status Communicator::share_split(int color, int key, const Status& here, Communi
   hier::Context hc = across_hosts();
   hc.rail.begin(uint32_t(Coll::kSplit), 0);
   SCL_TRY(hier::allgather_bytes(hc, &mine, sizeof mine, cards->data()));
-  // A rank that failed its own part says why, whatever its peers' failures.
-  if (!here.ok()) return here;
+  // A rank that failed its own part says why, whatever its peers' failures (a failure on our
+  // host, `here`, is the caller's to return).
   if (!opened.ok()) return opened;
   for (int w = 0; w < world_nranks_; ++w) {
     const net::SplitCard& c = (*cards)[size_t(w)];
