@@ -2,7 +2,7 @@
 // pinned to each CPU reads the clock in a loop; a gap is a stretch between two reads in which
 // the thread did not run: another task, an interrupt, or, on a virtual machine, the hypervisor
 // holding the virtual CPU (then the guest's own tracing shows nothing at all in the gap, not
-// even the timer tick: docs/PERFORMANCE.md, "Stalls of milliseconds: the host takes the CPUs").
+// even the timer tick: docs/PERFORMANCE.md, "Stalls of milliseconds: what this test bed adds").
 // Run it on an idle machine before timing small collectives: every rank of a collective waits
 // for the slowest, so a gap on any CPU is a stall of every rank.
 //
@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
