@@ -33,8 +33,10 @@ stop_competitor
 lost=$(awk '/^cpu [0-9]*: gaps/ { sub("%", "", $NF); print $NF }' "$dir/shared.out")
 awk -v l="${lost:-0}" 'BEGIN { exit !(l >= 20) }' ||
   fail "a CPU shared with a busy process lost only ${lost:-?}% to gaps: $(cat "$dir/shared.out")"
-awk '/gaps_over_1ms_per_s/ { v = $NF } END { exit !(v > 0) }' "$dir/shared.out" ||
-  fail "no gap over 1 ms on a CPU shared with a busy process: $(cat "$dir/shared.out")"
+# The gaps are counted too, not only their share (a time slice is 1-4 ms at HZ 1000-250, or
+# shorter: any bin will do).
+awk '/^cpu [0-9]*: gaps/ { n = $6 + $9 + $12 + $15 } END { exit !(n > 0) }' "$dir/shared.out" ||
+  fail "no gap counted on a CPU shared with a busy process: $(cat "$dir/shared.out")"
 
 for bad in "-t 0" "-t x" "-t" "--seconds 1"; do
   # shellcheck disable=SC2086  # the words are the arguments
