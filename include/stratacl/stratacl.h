@@ -157,7 +157,8 @@ sclResult_t sclCommInitRankScalable(sclComm_t* newcomm, int nranks, int myrank, 
                                     sclUniqueId* commIds, sclConfig_t* config);
 /* Reads the launcher's environment: stratarun, torchrun, Open MPI, MPICH/Hydra or Slurm. */
 sclResult_t sclCommInitFromEnv(sclComm_t* comm);
-/* Collective over `comm`. color < 0 (SCL_SPLIT_NOCOLOR) yields *newcomm = NULL. */
+/* Collective over `comm`. color SCL_SPLIT_NOCOLOR yields *newcomm = NULL; any other negative
+ * color is refused (sclInvalidArgument), as NCCL's. */
 #define SCL_SPLIT_NOCOLOR (-1)
 sclResult_t sclCommSplit(sclComm_t comm, int color, int key, sclComm_t* newcomm,
                          sclConfig_t* config);
@@ -247,8 +248,11 @@ sclResult_t sclStreamQuery(sclStream_t stream); /* sclInProgress while work is p
  * thread once every call queued before it has finished, with sclSuccess or the first error of
  * the calls queued since the previous callback on the stream (so each callback speaks for its
  * own calls), and calls queued after it wait for it. It may issue calls, but must not wait on its
- * own stream (sclStreamSynchronize and sclStreamDestroy of it return sclInvalidUsage there). A
- * NULL stream runs it at once, here. This is
+ * own stream (sclStreamSynchronize and sclStreamDestroy of it return sclInvalidUsage there), nor
+ * for calls queued behind it there: a call it makes on a communicator with calls queued after the
+ * callback on its stream (one that runs here, a split, finalize or destroy) would wait for them
+ * and returns sclInvalidUsage; queue it on the stream instead. A call it makes is issued when it
+ * runs, as from any thread. A NULL stream runs it at once, here. This is
  * how a framework completes its futures without a polling thread. */
 typedef void (*sclStreamCallback_t)(sclStream_t stream, sclResult_t status, void* userData);
 sclResult_t sclStreamAddCallback(sclStream_t stream, sclStreamCallback_t callback, void* userData);

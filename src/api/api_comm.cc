@@ -97,6 +97,10 @@ sclResult_t end(sclComm_t comm, bool abort) {
     if (!held) return sclSuccess;  // its init or split failed: nothing else to free
   } else {
     Communicator* c = api::find_comm(comm);
+    // A destroy waits for every call issued before it: not from a callback they wait behind.
+    if (c && !abort) {
+      if (Status s = c->queued_behind_caller(); !s.ok()) return report(c, s);
+    }
     held = c ? api::unregister_comm(c) : nullptr;
     if (!held) return report(nullptr, api::not_live(comm));  // or another thread ended it first
   }

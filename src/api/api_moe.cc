@@ -139,9 +139,10 @@ sclResult_t sclMoeCreate(sclComm_t comm, const sclMoeConfig_t* config, sclMoe_t*
   if (moe) *moe = nullptr, plan = moe::Plan::make(config, c->nranks(), c->rank());
   moe::Call call;
   call.kind = moe::Kind::kCreate;
-  // An invalid config or output still takes part in the create step, with a plan no other rank
-  // can match, so that every rank fails at once instead of waiting for this one.
+  // An invalid config or output still takes part in the create step, saying it was refused, so
+  // that every rank fails at once instead of waiting for this one.
   call.plan = std::make_shared<const moe::Plan>(plan.ok() ? *plan : moe::Plan{});
+  call.refused = plan.status().code();
   const sclResult_t r = submit(c, nullptr, call);
   if (!plan.ok()) return report(c, plan.status());
   // sclInProgress: a non-blocking communicator's queue holds the create; the plan exists from

@@ -24,9 +24,10 @@ struct Part {
   std::optional<moe::Call> moe;
   std::vector<uint32_t> tickets;  // one per call, then one for the batch, taken at issue
 
-  void issue() {
+  // `queue`: the stream the part will wait on (its tickets are held until its job begins).
+  void issue(const Stream* queue) {
     for (size_t i = 0; i < calls.size() + (p2p.empty() ? 0 : 1) + (moe ? 1 : 0); ++i)
-      tickets.push_back(comm->issue());
+      tickets.push_back(comm->issue(queue));
   }
   // Runs the calls in order. After a failure the rest are skipped, each in its turn: a failure
   // every rank sees (a mismatch) skips the same calls everywhere, so the next call pairs with
@@ -94,7 +95,10 @@ sclResult_t enqueue(Stream* s, std::vector<Part> parts) {
   auto shared = std::make_shared<std::vector<Part>>(std::move(parts));
   s->enqueue([shared]() {
     std::vector<const Part*> list;
-    for (const Part& p : *shared) list.push_back(&p);
+    for (const Part& p : *shared) {
+      for (uint32_t t : p.tickets) p.comm->started(t);
+      list.push_back(&p);
+    }
     Status st = run_together(list);
     if (!st.ok())
       for (const Part& p : *shared) p.comm->errors().set_async(st);
@@ -117,7 +121,7 @@ sclResult_t dispatch(std::vector<Part> parts) {
       if (first == sclSuccess) first = r;
       continue;
     }
-    p.issue();
+    p.issue(p.stream ? find_stream(p.stream) : nullptr);
     live.push_back(std::move(p));
   }
   std::vector<const Part*> now;

@@ -6,6 +6,38 @@
 
 namespace stratacl {
 
+uint32_t CallOrder::take_queued(const Stream* queue) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint32_t ticket = take();
+  queued_.emplace(ticket, queue);
+  return ticket;
+}
+
+void CallOrder::started(uint32_t ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  queued_.erase(ticket);
+}
+
+Status CallOrder::queued_behind_caller(uint32_t ticket) {
+  if (!Stream::running()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  return queued_behind_caller_locked(ticket);
+}
+
+Status CallOrder::queued_behind_caller_locked(uint32_t ticket) const {
+  const Stream* own = Stream::running();
+  if (!own) return Status::Ok();
+  int ahead = 0;
+  for (const auto& [held, queue] : queued_) ahead += queue == own && int32_t(held - ticket) < 0;
+  if (ahead == 0) return Status::Ok();
+  return Errorf(sclInvalidUsage,
+                "called from a callback of a stream on which %d earlier call(s) of this "
+                "communicator wait behind the callback: they cannot begin before it returns, and "
+                "this call would wait for them (queue it on that stream, or issue it after the "
+                "callback)",
+                ahead);
+}
+
 Status CallOrder::enter(uint32_t ticket, int64_t timeout_ms, const std::function<Status()>& stop) {
   if (serving_.load(std::memory_order_acquire) == ticket) return Status::Ok();
   std::unique_lock<std::mutex> lock(mu_);
@@ -15,7 +47,8 @@ Status CallOrder::enter(uint32_t ticket, int64_t timeout_ms, const std::function
   Status outcome;
   for (;;) {
     if (serving_.load(std::memory_order_seq_cst) == ticket) break;
-    outcome = stop();
+    outcome = queued_behind_caller_locked(ticket);
+    if (outcome.ok()) outcome = stop();
     if (outcome.ok() && deadline.expired()) {
       outcome = Errorf(sclTimeout,
                        "timed out waiting for the calls issued before it on this communicator "

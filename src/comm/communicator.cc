@@ -98,6 +98,9 @@ Status Communicator::finalize(uint32_t ticket) {
   // Everything issued before it runs first, queued stream work included (after an abort, it
   // fails at once). Twice the timeout: an earlier call may start its own deadline late.
   Status s = order_.enter(ticket, 2 * cfg_.timeout_ms.value, [] { return Status::Ok(); });
+  // Refused (from a callback with our calls queued behind it): nothing changed, and those calls
+  // run once the callback returns.
+  if (s.code() == sclInvalidUsage) return s;
   const bool again = finalized_.exchange(true, std::memory_order_acq_rel);
   destroyed_.store(true, std::memory_order_release);
   if (s.ok() && again) {  // our blocks are gone already: nothing to leave twice

@@ -68,8 +68,15 @@ class Communicator : public sclComm {
   bool spans_hosts() const { return rail_ != nullptr; }
   const CommConfig& config() const { return cfg_; }
 
-  // A ticket in issue order, taken on the thread that issues the call (comm/call_order.h).
-  uint32_t issue() { return order_.take(); }
+  // A ticket in issue order, taken on the thread that issues the call (comm/call_order.h); for a
+  // call queued on `queue`, held until started() is told its job has begun there.
+  uint32_t issue(const Stream* queue = nullptr) {
+    return queue ? order_.take_queued(queue) : order_.take();
+  }
+  void started(uint32_t ticket) { order_.started(ticket); }
+  // sclInvalidUsage where this thread runs a stream's callback and calls of ours queued on that
+  // stream wait behind it: a call issued now could only wait for them in vain.
+  Status queued_behind_caller() { return order_.queued_behind_caller(); }
   // Runs one collective, or a batch of point-to-point ops, blocking, in its ticket's turn.
   Status run(uint32_t ticket, const Call& call);
   Status run_p2p(uint32_t ticket, std::span<const P2POp> ops);

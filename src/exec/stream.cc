@@ -9,7 +9,11 @@ namespace {
 
 const SpinPolicy kStreamSpin{20000, /*yield=*/true};
 
+thread_local const Stream* t_running = nullptr;  // set on each stream's own thread
+
 }  // namespace
+
+const Stream* Stream::running() { return t_running; }
 
 Stream::Stream() : thread_([this] { loop(); }) {}
 
@@ -33,6 +37,7 @@ void Stream::enqueue(std::function<Status()> work) {
 }
 
 void Stream::loop() {
+  t_running = this;
   uint32_t seen = 0;  // queued_ as last looked at
   for (;;) {
     wait_while_equal(queued_, seen, kStreamSpin, &thread_sleeps_);

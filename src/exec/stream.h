@@ -39,6 +39,8 @@ class Stream : public sclStream {
   Status take_error_since_mark();
   // Whether the caller is the stream's thread (one of its items): it must not wait for the stream.
   bool own_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+  // The stream whose thread calls this (from one of its items: a callback), or null.
+  static const Stream* running();
 
  private:
   void loop();

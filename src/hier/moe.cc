@@ -352,7 +352,7 @@ Status run_moe(Context& c, const moe::Call& call) {
   }
   // Create: only the agreement.
   std::vector<Card> cards;
-  return share_cards(c, call, Card{sclSuccess, 0, call.plan->digest, 0}, &cards);
+  return share_cards(c, call, Card{call.refused, 0, call.plan->digest, 0}, &cards);
 }
 
 }  // namespace stratacl::hier

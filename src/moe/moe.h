@@ -59,6 +59,9 @@ struct Call {
   std::shared_ptr<Handle> handle;    // dispatch: filled (or reused); combine: followed
   std::shared_ptr<Staging> staging;  // the plan's
   bool reuse = false;                // dispatch with the routing of `handle`
+  // Create: why this rank's configuration was refused (sclSuccess: it was not). A refused
+  // create still takes part, so that the others fail at once, naming this rank.
+  sclResult_t refused = sclSuccess;
   // Dispatch.
   LocalBuffer x, scales, topk, weights;
   int tokens = 0;

@@ -21,6 +21,7 @@ Coll coll_of(Kind k) {
 Status plain_step(CollContext& c, Region<Lines> lines, const Call& call) {
   Lines& mine = *lines.in(c.me());
   mine = Lines{};
+  mine.prepared = call.refused;
   mine.plan_digest = call.plan->digest;
   return run_step(c, step_desc(c, call),
                   [&](const std::vector<CallDesc>&) { return agree(c, lines); });
@@ -33,8 +34,12 @@ const char* call_name(Kind kind) { return coll_name(coll_of(kind)); }
 CallDesc step_desc(const CollContext& c, const Call& call) {
   CallDesc d;
   d.sig.coll = uint32_t(coll_of(call.kind));
-  d.sig.dtype = call.kind == Kind::kCombine ? call.plan->out_type : call.plan->x_type;
-  d.sig.op = call.plan->expert_major ? sclMoeExpertMajor : sclMoeTokenMajor;
+  // A create's plans are compared whole by agree(), so that a rank whose config was refused (or
+  // differs in its types or layout) is reported as such, not as a call with other arguments.
+  if (call.kind != Kind::kCreate) {
+    d.sig.dtype = call.kind == Kind::kCombine ? call.plan->out_type : call.plan->x_type;
+    d.sig.op = call.plan->expert_major ? sclMoeExpertMajor : sclMoeTokenMajor;
+  }
   d.sig.root = call.reuse ? 1 : 0;
   d.sig.round_bytes = c.round_bytes;
   return d;

@@ -1,8 +1,10 @@
 // Every bad argument gives sclInvalidArgument naming the argument, with no side effect: after
 // each one, a correct collective on the same communicator still lines up across ranks.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fault_common.h"
@@ -119,6 +121,70 @@ int run_bad_arguments() {
     expect(sclStreamSynchronize(s) == sclSuccess, "synchronize after the callback");
     expect(waits.sync == sclInvalidUsage && waits.destroy == sclInvalidUsage,
            "a callback's wait on its own stream refused");
+    sclStreamDestroy(s);
+  }
+
+  // Nor may a callback's call wait for calls of its communicator queued behind the callback on
+  // its own stream, which cannot begin before the callback returns: every kind of call that
+  // waits its turn is refused at once (the deadline is 20 s here), and the calls behind it run.
+  {
+    struct Inside {
+      sclComm_t comm = nullptr;
+      float* buf = nullptr;
+      std::atomic<bool> open{false};
+      std::vector<sclResult_t> results;
+      std::vector<std::string> messages;
+      double took_s = 0;
+    } in;
+    in.comm = comm;
+    in.buf = a;
+    sclStream_t s = nullptr;
+    sclStreamCreate(&s);
+    // The gate keeps the callback below from running before the call behind it is queued.
+    sclStreamAddCallback(
+        s,
+        [](sclStream_t, sclResult_t, void* arg) {
+          while (!static_cast<Inside*>(arg)->open.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        },
+        &in);
+    sclStreamAddCallback(
+        s,
+        [](sclStream_t, sclResult_t, void* arg) {
+          auto* i = static_cast<Inside*>(arg);
+          const auto t0 = std::chrono::steady_clock::now();
+          sclComm_t child = nullptr;
+          const sclResult_t rs[] = {
+              sclAllReduce(i->buf, i->buf, 8, sclFloat32, sclSum, i->comm, nullptr),
+              sclBarrier(i->comm, nullptr), sclCommSplit(i->comm, 0, 0, &child, nullptr),
+              sclCommFinalize(i->comm), sclCommDestroy(i->comm)};
+          for (sclResult_t r : rs) {
+            i->results.push_back(r);
+            i->messages.push_back(sclGetLastError(i->comm));
+          }
+          i->took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        },
+        &in);
+    std::vector<float> behind(8, float(g_rank + 1));
+    float* x = b;
+    for (int k = 0; k < 8; ++k) x[k] = behind[size_t(k)];
+    expect(sclAllReduce(x, x, 8, sclFloat32, sclSum, comm, s) == sclSuccess,
+           "queue the call behind");
+    in.open = true;
+    expect(sclStreamSynchronize(s) == sclSuccess, "the call behind the callback runs");
+    for (size_t k = 0; k < in.results.size(); ++k) {
+      expect(
+          in.results[k] == sclInvalidUsage && in.messages[k].find("callback") != std::string::npos,
+          "a callback's call waiting behind itself refused",
+          "call " + std::to_string(k) + ": " + in.messages[k]);
+    }
+    expect(in.results.size() == 5 && in.took_s < 5, "refused at once, not at the deadline");
+    for (int k = 0; k < 8; ++k) {
+      expect(x[k] == float(n * (n + 1) / 2), "the sum of the call behind the callback");
+    }
+    sclResult_t async = sclInternalError;
+    sclCommGetAsyncError(comm, &async);
+    expect(async == sclSuccess, "no asynchronous error after the refusals");
     sclStreamDestroy(s);
   }
 

@@ -214,17 +214,28 @@ int run_moe_mismatch() {
                "configs differ");
   expect(other == nullptr, "a failed create leaves *moe NULL");
   rig.dispatch_and_check(comm, "dispatch after the config mismatch");
-  // One rank's create refused for its arguments (a NULL output) still takes part in the step:
-  // the others fail with it at once, not at their deadline.
+  // Row types that differ on one rank: the plans differ (not a call with other arguments).
   c = config(n);
-  const sclResult_t refused = sclMoeCreate(comm, &c, odd ? nullptr : &other);
-  if (odd) {
-    expect_error(refused, sclInvalidArgument, comm, "moe", "a NULL output on one rank");
-  } else {
-    expect_error(refused, sclInvalidUsage, comm, "different MoE plans",
-                 "another rank's NULL output");
+  if (odd) c.xType = c.recvType = sclFloat32;
+  expect_error(sclMoeCreate(comm, &c, &other), sclInvalidUsage, comm, "different MoE plans",
+               "row types differ");
+  // One rank's create refused for its arguments (a NULL output, a negative top-k, a dtype out of
+  // range) still takes part in the step: the others fail with it at once, not at their
+  // deadline, and name it.
+  const std::string culprit = "rank " + std::to_string(n - 1) + " could not take part";
+  for (int bad = 0; bad < 3; ++bad) {
+    c = config(n);
+    if (odd && bad == 1) c.topk = -1;
+    if (odd && bad == 2) c.xType = static_cast<sclDataType_t>(77);
+    const sclResult_t refused = sclMoeCreate(comm, &c, odd && bad == 0 ? nullptr : &other);
+    const char* what[] = {"moe", "topk", "xType"};
+    if (odd) {
+      expect_error(refused, sclInvalidArgument, comm, what[bad], "a bad argument on one rank");
+    } else {
+      expect_error(refused, sclInvalidUsage, comm, culprit.c_str(), "another rank's bad argument");
+    }
+    rig.dispatch_and_check(comm, "dispatch after the refused create");
   }
-  rig.dispatch_and_check(comm, "dispatch after the refused create");
 
   // Combines that follow different dispatches.
   sclMoeHandle_t h1 = nullptr, h2 = nullptr;
