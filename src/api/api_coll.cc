@@ -2,6 +2,7 @@
 // at fault, with no side effect), classifies its buffers once (heap, registered or foreign), and
 // then submits the call.
 #include <algorithm>
+#include <optional>
 #include <variant>
 
 #include "api/handles.h"
@@ -29,18 +30,25 @@ struct Entry {
 };
 
 // Common preamble: not a forked child, a live communicator, a live (or NULL) stream and a valid
-// dtype.
+// dtype. A collective (`coll`; point-to-point: none) refused for its arguments on a live
+// communicator still takes part in its step (refuse_collective()).
 template <typename Validate>
-sclResult_t enter(sclComm_t c, sclStream_t s, const sclDataType_t& t, Validate&& validate) {
+sclResult_t enter(sclComm_t c, sclStream_t s, const sclDataType_t& t, std::optional<Coll> coll,
+                  Validate&& validate) {
   if (auto r = refused_in_child()) return *r;
   Communicator* comm = find_comm(c);
   if (!comm) return refuse(nullptr, not_live(c));
-  if (s && !find_stream(s))
-    return refuse(comm,
-                  Errorf(sclInvalidArgument, "stream: %p is not a live sclStream_t", (void*)s));
-  if (Status st = check_dtype(t); !st.ok()) return refuse(comm, st);
+  const auto refused = [&](Status why) {
+    return coll ? refuse_collective(comm, s, *coll, std::move(why)) : refuse(comm, std::move(why));
+  };
+  if (s && !find_stream(s)) {
+    Status why = Errorf(sclInvalidArgument, "stream: %p is not a live sclStream_t", (void*)s);
+    s = nullptr;  // the refusal takes its turn on the NULL stream
+    return refused(std::move(why));
+  }
+  if (Status st = check_dtype(t); !st.ok()) return refused(st);
   Result<Work> work = validate(Entry{comm});
-  if (!work.ok()) return refuse(comm, work.status());
+  if (!work.ok()) return refused(work.status());
   return std::visit([&](const auto& w) { return submit(comm, s, w); }, *work);
 }
 
@@ -94,7 +102,7 @@ extern "C" {
 
 sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                          sclRedOp_t op, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, Coll::kAllReduce, [&](const Entry& e) -> Result<Work> {
     sclRedOp_t run;
     PreMul premul;
     SCL_TRY(resolve_op(e.comm, op, datatype, &run, &premul));
@@ -110,7 +118,7 @@ sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count, scl
 
 sclResult_t sclBroadcast(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                          int root, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, Coll::kBroadcast, [&](const Entry& e) -> Result<Work> {
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(check_rooted(e, root, datatype, Arg{"recvbuff", recvbuff, bytes},
@@ -128,7 +136,7 @@ sclResult_t sclBcast(void* buff, size_t count, sclDataType_t datatype, int root,
 
 sclResult_t sclReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                       sclRedOp_t op, int root, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, Coll::kReduce, [&](const Entry& e) -> Result<Work> {
     sclRedOp_t run;
     PreMul premul;
     SCL_TRY(resolve_op(e.comm, op, datatype, &run, &premul));
@@ -144,7 +152,7 @@ sclResult_t sclReduce(const void* sendbuff, void* recvbuff, size_t count, sclDat
 
 sclResult_t sclGather(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                       int root, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, Coll::kGather, [&](const Entry& e) -> Result<Work> {
     size_t bytes, total;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(byte_size("count", count, size_t(e.n()), datatype, &total));
@@ -158,7 +166,7 @@ sclResult_t sclGather(const void* sendbuff, void* recvbuff, size_t count, sclDat
 
 sclResult_t sclScatter(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                        int root, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, Coll::kScatter, [&](const Entry& e) -> Result<Work> {
     size_t bytes, total;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
     SCL_TRY(byte_size("count", count, size_t(e.n()), datatype, &total));
@@ -172,7 +180,7 @@ sclResult_t sclScatter(const void* sendbuff, void* recvbuff, size_t count, sclDa
 
 sclResult_t sclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                          sclDataType_t datatype, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, Coll::kAllGather, [&](const Entry& e) -> Result<Work> {
     size_t bytes, total;
     SCL_TRY(byte_size("sendcount", sendcount, 1, datatype, &bytes));
     SCL_TRY(byte_size("sendcount", sendcount, size_t(e.n()), datatype, &total));
@@ -188,7 +196,7 @@ sclResult_t sclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
 sclResult_t sclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                              sclDataType_t datatype, sclRedOp_t op, sclComm_t comm,
                              sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, Coll::kReduceScatter, [&](const Entry& e) -> Result<Work> {
     sclRedOp_t run;
     PreMul premul;
     SCL_TRY(resolve_op(e.comm, op, datatype, &run, &premul));
@@ -206,7 +214,7 @@ sclResult_t sclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvco
 
 sclResult_t sclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                         sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, Coll::kAlltoAll, [&](const Entry& e) -> Result<Work> {
     size_t total;
     SCL_TRY(byte_size("count", count, size_t(e.n()), datatype, &total));
     SCL_TRY(check_buffer("sendbuff", sendbuff, total, datatype));
@@ -220,7 +228,7 @@ sclResult_t sclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, sclD
 sclResult_t sclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
                          void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
                          sclDataType_t datatype, sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, Coll::kAlltoAllv, [&](const Entry& e) -> Result<Work> {
     const char* names[4] = {"sendcounts", "sdispls", "recvcounts", "rdispls"};
     const size_t* arrays[4] = {sendcounts, sdispls, recvcounts, rdispls};
     for (int i = 0; i < 4; ++i) {
@@ -253,7 +261,7 @@ sclResult_t sclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const 
 
 sclResult_t sclSend(const void* sendbuff, size_t count, sclDataType_t datatype, int peer,
                     sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, std::nullopt, [&](const Entry& e) -> Result<Work> {
     SCL_TRY(check_rank("peer", peer, e.n()));
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
@@ -265,7 +273,7 @@ sclResult_t sclSend(const void* sendbuff, size_t count, sclDataType_t datatype, 
 
 sclResult_t sclRecv(void* recvbuff, size_t count, sclDataType_t datatype, int peer, sclComm_t comm,
                     sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, std::nullopt, [&](const Entry& e) -> Result<Work> {
     SCL_TRY(check_rank("peer", peer, e.n()));
     size_t bytes;
     SCL_TRY(byte_size("count", count, 1, datatype, &bytes));
@@ -277,7 +285,7 @@ sclResult_t sclRecv(void* recvbuff, size_t count, sclDataType_t datatype, int pe
 
 sclResult_t sclRecvAny(void* recvbuff, size_t count, sclDataType_t datatype, int* source,
                        sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, datatype, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, datatype, std::nullopt, [&](const Entry& e) -> Result<Work> {
     if (!source) return Errorf(sclInvalidArgument, "source: NULL pointer");
     if (e.comm->spans_hosts()) {
       return Errorf(sclInvalidUsage,
@@ -309,7 +317,7 @@ sclResult_t sclRedOpDestroy(sclRedOp_t op, sclComm_t comm) {
 }
 
 sclResult_t sclBarrier(sclComm_t comm, sclStream_t stream) {
-  return enter(comm, stream, sclUint8, [&](const Entry& e) -> Result<Work> {
+  return enter(comm, stream, sclUint8, Coll::kBarrier, [&](const Entry& e) -> Result<Work> {
     return Work{make_call(e, Coll::kBarrier, sclUint8, sclSum, 0, 0, nullptr, 0, nullptr, 0)};
   });
 }

@@ -246,6 +246,26 @@ sclResult_t refuse(Communicator* c, Status s) {
   return report(c, std::move(s));
 }
 
+namespace {
+
+Call refusal(Coll coll, sclResult_t why) {
+  Call call;
+  call.coll = coll;
+  call.refused = why;
+  return call;
+}
+
+}  // namespace
+
+sclResult_t refuse_collective(Communicator* c, sclStream_t stream, Coll coll, Status s) {
+  if (t_group.depth > 0) {
+    t_group.part(c, stream).calls.emplace_back(refusal(coll, s.code()), c->nranks());
+    return refuse(c, std::move(s));
+  }
+  (void)submit(c, stream, refusal(coll, s.code()));  // its outcome is the refusal's, below
+  return report(c, std::move(s));
+}
+
 sclResult_t group_start() {
   ++t_group.depth;
   return sclSuccess;
@@ -261,6 +281,17 @@ sclResult_t group_end() {
   const bool queued = t_group.queued_nonblocking;
   t_group.queued_nonblocking = false;
   if (Status failed = std::exchange(t_group.failure, Status::Ok()); !failed.ok()) {
+    // Each communicator's share takes the turn of its first call, refused: the peers fail that
+    // call (and skip the rest of their group's share, as after any failure), so the next calls
+    // pair as they should. A share of sends and receives alone has no step to fail.
+    std::vector<Part> refusals;
+    for (const Part& p : parts) {
+      if (p.calls.empty()) continue;
+      refusals.push_back(Part{p.comm, p.stream, {}, {}, {}, {}});
+      refusals.back().calls.emplace_back(refusal(p.calls.front().call.coll, failed.code()),
+                                         p.comm->nranks());
+    }
+    (void)dispatch(std::move(refusals));
     return report(nullptr, Status(failed.code(),
                                   "sclGroupEnd: none of the group's calls ran; "
                                   "one of them failed: " +

@@ -22,6 +22,12 @@ Status alltoall_by_rail(CollContext& c, const Call& call, std::span<char* const>
 Status gather(CollContext& c, const Call& call);
 Status scatter(CollContext& c, const Call& call);
 Status barrier(CollContext& c);
+// A call refused on this rank for its arguments (Call::refused) takes its step all the same,
+// publishing no buffer and a signature no call matches (kRefusedRuns): every peer's call fails
+// there with sclInvalidUsage naming this rank, on every path (an eager peer reads it as a
+// mismatch too), and the next call pairs as it should. Ok unless the step itself failed for
+// good (the refusal was reported when the call was made).
+Status run_refused(CollContext& c, const Call& call);
 
 // Dispatches on call.coll.
 Status run_collective(CollContext& c, const Call& call);

@@ -1,4 +1,5 @@
 #include "coll/algorithms.h"
+#include "coll/step.h"
 
 namespace stratacl {
 
@@ -62,6 +63,19 @@ Status run_collective(CollContext& c, const Call& call) {
     default:
       return Errorf(sclInternalError, "run_collective: unknown collective %u", unsigned(call.coll));
   }
+}
+
+Status run_refused(CollContext& c, const Call& call) {
+  CallDesc d;
+  d.sig.coll = uint32_t(call.coll);
+  d.sig.op = call.refused;
+  d.sig.round_bytes = c.round_bytes;
+  d.sig.runs = kRefusedRuns;
+  // Reached only where every rank's call was refused: each has reported its own error.
+  const Status s = run_step(c, d, [&](const std::vector<CallDesc>&) {
+    return Errorf(sclInvalidUsage, "%s: refused on every rank", c.where().c_str());
+  });
+  return is_fatal(s) ? s : Status::Ok();
 }
 
 }  // namespace stratacl

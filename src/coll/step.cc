@@ -70,6 +70,14 @@ CallSig latest_sig(const CollContext& c, int p) {
 }
 
 Status step_mismatch(const CollContext& c, const CallSig& mine, int peer, const CallSig& theirs) {
+  if (theirs.runs == kRefusedRuns) {
+    return Errorf(sclInvalidUsage,
+                  "%s: rank %d could not take part: its %s was refused for its arguments (%s; see "
+                  "its error)",
+                  c.where().c_str(), peer,
+                  theirs.coll < uint32_t(Coll::kCount) ? coll_name(Coll(theirs.coll)) : "call",
+                  sclGetErrorString(peer_result(theirs.op)));
+  }
   return Errorf(sclInvalidUsage, "%s: mismatched call: rank %d called %s, rank %d called %s",
                 c.where().c_str(), c.rank, sig_text(mine).c_str(), peer, sig_text(theirs).c_str());
 }

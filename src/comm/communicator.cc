@@ -47,6 +47,18 @@ Status Communicator::finish_call(Status s) {
 
 Status Communicator::run(uint32_t ticket, const Call& call) {
   return in_turn(ticket, coll_name(call.coll), [&] {
+    if (call.refused != sclSuccess) {
+      if (!rail_) return run_refused(ctx_, call);
+      // Across hosts the peers' rail operations have the shape of a call this rank cannot know:
+      // they fail at once through the revocation, naming this rank, rather than pair with its
+      // next call.
+      revoke(Errorf(sclInvalidUsage,
+                    "rank %d: its %s was refused for its arguments (%s), which ends a "
+                    "communicator across hosts",
+                    world_rank_, coll_name(call.coll), sclGetErrorString(call.refused))
+                 .with_culprit(ctx_.rank));
+      return Status::Ok();
+    }
     PremulInput input;  // freed after the call, which every peer has read by then
     Call c;
     SCL_TRY(input.prepare(call, nranks(), &c));

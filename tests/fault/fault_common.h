@@ -54,6 +54,8 @@ inline sclComm_t init_or_die() {
 
 int run_bad_arguments();
 int run_mismatch();
+// Across hosts (`hosts`), the refused rank revokes the communicator.
+int run_one_rank_refused(bool hosts);
 int run_group_failures();
 // Across hosts, a message longer than its receive ends the communicator (the provider's limit).
 int run_size_mismatch(bool across_hosts);

@@ -10,6 +10,9 @@ int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "";
   if (which == "bad_arguments") return fault::run_bad_arguments();
   if (which == "mismatch") return fault::run_mismatch();
+  if (which == "one_rank_refused") {
+    return fault::run_one_rank_refused(argc > 2 && std::string(argv[2]) == "hosts");
+  }
   if (which == "group_failures") return fault::run_group_failures();
   if (which == "size_mismatch") {
     return fault::run_size_mismatch(argc > 2 && std::string(argv[2]) == "hosts");
@@ -52,7 +55,7 @@ int main(int argc, char** argv) {
   std::fprintf(
       stderr,
       "usage: fault_tests "
-      "bad_arguments|mismatch|group_failures|size_mismatch "
+      "bad_arguments|mismatch|one_rank_refused [hosts]|group_failures|size_mismatch "
       "[hosts]|moe_bad_arguments|moe_mismatch|kill "
       "VICTIM "
       "[allreduce|alltoall|stream|moe|init]|stop|never_arrives|abort|destroy_during_call|cycles N|"

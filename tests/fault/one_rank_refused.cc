@@ -1,0 +1,159 @@
+// A collective refused for its arguments on one rank only (a check that only the root makes, a
+// layout in place on one rank and overlapping on another, a bad dtype, op or pointer there)
+// fails the same call on every rank: the refused rank with sclInvalidArgument naming the
+// argument, the others with sclInvalidUsage naming that rank. Then every rank's next calls pair
+// as they should, checked element by element; before, the others went ahead and paired their
+// call with the refused rank's next one, and later calls returned success with another call's
+// data.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fault_common.h"
+
+extern "C" sclResult_t call_allreduce_with_dtype(const void* send, void* recv, size_t count,
+                                                 int dtype, sclComm_t comm);
+
+namespace fault {
+namespace {
+
+constexpr size_t kCount = 1000;  // a normal step; kSmall an eager one
+constexpr size_t kSmall = 10;
+
+// Two calls whose results say which call each rank paired with: broadcasts from rank 0 of
+// 100 + k, then an allreduce of rank + 1 (every element).
+void check_in_step(sclComm_t comm, float* buf, int n, const std::string& after) {
+  for (int k = 0; k < 2; ++k) {
+    for (size_t i = 0; i < kCount; ++i) buf[i] = g_rank == 0 ? float(100 + k) : -1.0f;
+    const sclResult_t r = sclBroadcast(buf, buf, kCount, sclFloat32, 0, comm, nullptr);
+    bool right = r == sclSuccess;
+    for (size_t i = 0; i < kCount && right; ++i) right = buf[i] == float(100 + k);
+    expect(right, ("broadcast " + std::to_string(k) + " after " + after).c_str(),
+           sclGetLastError(comm));
+  }
+  for (size_t i = 0; i < kCount; ++i) buf[i] = float(g_rank + 1);
+  const sclResult_t r = sclAllReduce(buf, buf, kCount, sclFloat32, sclSum, comm, nullptr);
+  bool right = r == sclSuccess;
+  for (size_t i = 0; i < kCount && right; ++i) right = buf[i] == float(n * (n + 1) / 2);
+  expect(right, ("allreduce after " + after).c_str(), sclGetLastError(comm));
+}
+
+struct Case {
+  const char* what;
+  int refused_rank;    // the first rank whose call is refused (with `and_above`, every one from it)
+  const char* needle;  // in its own error
+  std::function<sclResult_t(sclComm_t, float*, float*)> call;  // (comm, a, b), on every rank
+  bool and_above = false;
+};
+
+// Across hosts the refused rank cannot take part in rail operations whose shape only its peers
+// know: it revokes the communicator, and every rank fails the call and the next one, none
+// paired with another's.
+int across_hosts(sclComm_t comm, float* a) {
+  const sclResult_t r =
+      sclBroadcast(a, g_rank == 0 ? a + 3 : a, kCount, sclFloat32, 0, comm, nullptr);
+  if (g_rank == 0) {
+    expect_error(r, sclInvalidArgument, comm, "overlap", "the root's refused broadcast");
+  } else {
+    expect_error(r, sclInvalidUsage, comm, "revoked the communicator",
+                 "a broadcast refused at its root on another rank");
+  }
+  for (size_t i = 0; i < kCount; ++i) a[i] = 1.0f;
+  expect(sclAllReduce(a, a, kCount, sclFloat32, sclSum, comm, nullptr) != sclSuccess,
+         "the next call fails too", sclGetLastError(comm));
+  sclCommDestroy(comm);
+  return g_failures ? 1 : 0;
+}
+
+}  // namespace
+
+int run_one_rank_refused(bool hosts) {
+  sclComm_t comm = init_or_die();
+  int n = 0;
+  sclCommCount(comm, &n);
+  float *a = nullptr, *b = nullptr;
+  sclMemAlloc(reinterpret_cast<void**>(&a), 4 * kCount * sizeof(float) * size_t(n));
+  sclMemAlloc(reinterpret_cast<void**>(&b), 4 * kCount * sizeof(float) * size_t(n));
+  if (hosts) return across_hosts(comm, a);
+  const int last = n - 1;
+  const auto on = [](int rank, auto bad, auto good) { return g_rank == rank ? bad : good; };
+  const std::vector<Case> cases = {
+      {"a broadcast whose buffers overlap at the root", 0, "overlap",
+       [](sclComm_t c, float* x, float*) {
+         return sclBroadcast(x, x + 3, kCount, sclFloat32, 0, c, nullptr);
+       }},
+      {"a reduce whose output is unaligned at the root (eager size)", 0, "aligned",
+       [](sclComm_t c, float* x, float* y) {
+         return sclReduce(x, reinterpret_cast<char*>(y) + 1, kSmall, sclFloat32, sclSum, 0, c,
+                          nullptr);
+       }},
+      {"a gather with no output at its root", last, "recvbuff",
+       [last](sclComm_t c, float* x, float*) {
+         return sclGather(x, nullptr, kCount, sclFloat32, last, c, nullptr);
+       }},
+      {"an allgather in place on rank 0 only", 1, "overlap",
+       [](sclComm_t c, float* x, float*) {
+         return sclAllGather(x, x, kSmall, sclFloat32, c, nullptr);
+       },
+       true},
+      {"an allreduce with a bad dtype on one rank", last, "datatype",
+       [&](sclComm_t c, float* x, float* y) {
+         return call_allreduce_with_dtype(x, y, kCount, on(last, 99, int(sclFloat32)), c);
+       }},
+      {"an alltoall with no input on one rank", last, "sendbuff",
+       [&](sclComm_t c, float* x, float* y) {
+         return sclAlltoAll(on(last, nullptr, x), y, kSmall, sclFloat32, c, nullptr);
+       }},
+  };
+  for (const Case& k : cases) {
+    if (k.refused_rank >= n || (n == 1 && k.refused_rank != 0)) continue;
+    const sclResult_t r = k.call(comm, a, b);
+    if (g_rank == k.refused_rank || (k.and_above && g_rank > k.refused_rank)) {
+      expect_error(r, sclInvalidArgument, comm, k.needle, k.what);
+    } else {
+      const std::string culprit = "rank " + std::to_string(k.refused_rank) + " could not take part";
+      expect_error(r, sclInvalidUsage, comm, culprit.c_str(), k.what);
+    }
+    check_in_step(comm, a, n, k.what);
+  }
+
+  // On a stream: the refusal takes its turn there, between the calls queued around it.
+  sclStream_t s = nullptr;
+  sclStreamCreate(&s);
+  for (size_t i = 0; i < kCount; ++i) b[i] = float(g_rank + 1);
+  expect(sclAllReduce(b, b, kCount, sclFloat32, sclSum, comm, s) == sclSuccess, "queued first");
+  const sclResult_t queued =
+      sclBroadcast(a, g_rank == 0 ? a + 3 : a, kCount, sclFloat32, 0, comm, s);
+  expect(queued == (g_rank == 0 ? sclInvalidArgument : sclSuccess), "the refusal on a stream");
+  const sclResult_t synced = sclStreamSynchronize(s);
+  bool summed = true;
+  for (size_t i = 0; i < kCount; ++i) summed = summed && b[i] == float(n * (n + 1) / 2);
+  expect(summed, "the call queued before the refusal");
+  expect(synced == (g_rank == 0 || n == 1 ? sclSuccess : sclInvalidUsage),
+         "the peers' queued broadcast fails, the refused rank's stream has no error",
+         sclGetLastError(comm));
+  sclStreamDestroy(s);
+  check_in_step(comm, a, n, "a refusal on a stream");
+
+  // In a group: the group runs none of its calls on the refused rank, and its share takes the
+  // first call's turn, refused; the peers fail that call and skip the rest of theirs.
+  sclGroupStart();
+  sclAllReduce(b, b, kCount, sclFloat32, sclSum, comm, nullptr);
+  sclBroadcast(a, g_rank == 0 ? a + 3 : a, kCount, sclFloat32, 0, comm, nullptr);
+  const sclResult_t grouped = sclGroupEnd();
+  if (g_rank == 0) {
+    expect_error(grouped, sclInvalidArgument, nullptr, "none of the group's calls ran",
+                 "a group with a refused call");
+  } else {
+    expect_error(grouped, sclInvalidUsage, comm, "rank 0 could not take part",
+                 "a group whose call was refused on rank 0");
+  }
+  check_in_step(comm, a, n, "a refusal in a group");
+
+  sclMemFree(a);
+  sclMemFree(b);
+  sclCommDestroy(comm);
+  return g_failures ? 1 : 0;
+}
+
+}  // namespace fault
