@@ -23,9 +23,9 @@ struct CallSig {
   bool operator==(const CallSig&) const = default;
 };
 
-// CallSig::runs of a call refused on its rank for its arguments (run_refused(), coll/step.h): no
-// call's signature has it, so every peer's call fails at that step.
-constexpr uint32_t kRefusedRuns = 0;
+// CallSig::runs of a call refused on its rank for its arguments (run_refused(), coll/algorithms.h):
+// no call's signature has it, so every peer's call fails at that step.
+constexpr uint32_t kRefusedRuns = ~uint32_t(0);
 
 // What a rank publishes for one step: its signature and the buffers its peers may read.
 struct alignas(64) CallDesc {

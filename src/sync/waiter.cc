@@ -104,7 +104,10 @@ Status Waiter::check_peers(int waiting_on) const {
       const int culprit = cb->culprit.load(std::memory_order_acquire);
       std::string cause;
       const bool blamed = culprit >= 0 && size_t(culprit) != r && size_t(culprit) < blocks_.size();
-      if (why == kFailed && blamed) {
+      if (why == kFailed && blamed && culprit == self_) {
+        // Its call failed waiting for us (our call is another, or we came too late).
+        cause = ": its call gave up on this rank";
+      } else if (why == kFailed && blamed) {
         cause = " because rank " + std::to_string(culprit) + " (pid " +
                 std::to_string(pid(culprit)) + ") failed";
       }
