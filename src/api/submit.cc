@@ -90,7 +90,9 @@ Status run_together(const std::vector<const Part*>& parts) {
 }
 
 // Queues parts on a stream: one job, which runs them together. Every part's communicator holds
-// a reference in the job, and records the job's error as its asynchronous error.
+// a reference in the job. The job's error is the stream's to report (once); it is also the
+// communicator's asynchronous error where the communicator cannot go on, or is non-blocking
+// (whose queued calls have no other way to report).
 sclResult_t enqueue(Stream* s, std::vector<Part> parts) {
   auto shared = std::make_shared<std::vector<Part>>(std::move(parts));
   s->enqueue([shared]() {
@@ -100,8 +102,10 @@ sclResult_t enqueue(Stream* s, std::vector<Part> parts) {
       list.push_back(&p);
     }
     Status st = run_together(list);
-    if (!st.ok())
-      for (const Part& p : *shared) p.comm->errors().set_async(st);
+    for (const Part& p : *shared) {
+      if (!st.ok() && (p.comm->broken() || !p.comm->config().blocking))
+        p.comm->errors().set_async(st);
+    }
     return st;
   });
   return sclSuccess;

@@ -114,6 +114,9 @@ class Communicator : public sclComm {
   void abort();
 
   ErrorState& errors() { return errors_; }
+  // Whether calls can no longer go on (destroyed, revoked, a rank lost): what an asynchronous
+  // error reports, as NCCL's, after a failed call on a stream.
+  bool broken() const { return !usable().ok(); }
   // sclCommRegister: foreign ranges peers then read with process_vm_readv. Fails when this rank
   // cannot read its peers that way (the probe at init says why).
   Result<void*> register_range(void* buff, size_t size);

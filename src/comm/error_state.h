@@ -19,7 +19,8 @@ class ErrorState {
     std::lock_guard<std::mutex> lock(mu_);
     return last_;
   }
-  // A stream call failed: the first such code sticks (NCCL's async error).
+  // A stream call failed and the communicator cannot go on (or is non-blocking): the first
+  // such code sticks (NCCL's async error).
   void set_async(const Status& s) {
     sclResult_t expected = sclSuccess;
     async_.compare_exchange_strong(expected, s.code());

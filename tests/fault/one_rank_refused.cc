@@ -133,6 +133,12 @@ int run_one_rank_refused(bool hosts) {
          "the peers' queued broadcast fails, the refused rank's stream has no error",
          sclGetLastError(comm));
   sclStreamDestroy(s);
+  // A mismatch on a stream is the stream's to report; the communicator goes on, so it is no
+  // asynchronous error (which, as NCCL's, tells a watchdog to abort).
+  sclResult_t async = sclInternalError;
+  sclCommGetAsyncError(comm, &async);
+  expect(async == sclSuccess, "no asynchronous error after a recoverable one on a stream",
+         sclGetErrorString(async));
   check_in_step(comm, a, n, "a refusal on a stream");
 
   // In a group: the group runs none of its calls on the refused rank, and its share takes the
