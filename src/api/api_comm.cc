@@ -91,16 +91,16 @@ sclResult_t end(sclComm_t comm, bool abort) {
     if (Communicator* c = api::find_comm(comm)) c->abort();
     if (api::nonblocking::abandon(comm)) return sclSuccess;  // its init or split still waits
   }
+  // A destroy waits for every call issued before it: not from a callback they wait behind.
+  if (Communicator* c = abort ? nullptr : api::find_comm(comm)) {
+    if (Status s = c->queued_behind_caller(); !s.ok()) return report(c, s);
+  }
   std::shared_ptr<Communicator> held;
   if (std::optional<std::shared_ptr<Communicator>> nb = api::nonblocking::release(comm)) {
     held = std::move(*nb);
     if (!held) return sclSuccess;  // its init or split failed: nothing else to free
   } else {
     Communicator* c = api::find_comm(comm);
-    // A destroy waits for every call issued before it: not from a callback they wait behind.
-    if (c && !abort) {
-      if (Status s = c->queued_behind_caller(); !s.ok()) return report(c, s);
-    }
     held = c ? api::unregister_comm(c) : nullptr;
     if (!held) return report(nullptr, api::not_live(comm));  // or another thread ended it first
   }

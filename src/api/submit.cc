@@ -167,7 +167,7 @@ sclResult_t queued_result(sclResult_t r, bool queued) {
 }  // namespace
 
 OwnedCall::OwnedCall(const Call& c, int nranks) : call(c) {
-  if (c.coll != Coll::kAlltoAllv) return;
+  if (c.coll != Coll::kAlltoAllv || c.refused != sclSuccess) return;  // a refusal has no arrays
   const size_t* src[4] = {c.sendcounts, c.sdispls, c.recvcounts, c.rdispls};
   for (int i = 0; i < 4; ++i) arrays[i].assign(src[i], src[i] + nranks);
   call.sendcounts = arrays[0].data();
@@ -262,7 +262,10 @@ Call refusal(Coll coll, sclResult_t why) {
 }  // namespace
 
 sclResult_t refuse_collective(Communicator* c, sclStream_t stream, Coll coll, Status s) {
-  if (t_group.depth > 0) {
+  if (t_group.depth > 0) {  // in the share its other calls on `c` would join
+    bool queued;
+    stream = effective(c, stream, &queued);
+    t_group.queued_nonblocking |= queued;
     t_group.part(c, stream).calls.emplace_back(refusal(coll, s.code()), c->nranks());
     return refuse(c, std::move(s));
   }

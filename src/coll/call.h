@@ -68,7 +68,7 @@ struct Call {
   // signature says kPreMulSumSig, so that it never pairs with a plain sum on another rank.
   bool premultiplied = false;
   // Refused on this rank for its arguments (why; sclSuccess: not refused). It still takes its
-  // turn, with none of its buffers (run_refused(), coll/step.h), so that its peers fail the
+  // turn, with none of its buffers (run_refused(), coll/algorithms.h), so that its peers fail the
   // same call instead of pairing it with this rank's next one.
   sclResult_t refused = sclSuccess;
 };

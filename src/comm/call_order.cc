@@ -44,10 +44,11 @@ Status CallOrder::enter(uint32_t ticket, int64_t timeout_ms, const std::function
   const Deadline deadline = Deadline::after_ms(timeout_ms);
   // Dekker with leave(): we count ourselves, then look; it moves serving_, then looks for us.
   waiters_.fetch_add(1, std::memory_order_seq_cst);
-  Status outcome;
+  // Once: the tickets before ours were all taken (and held) before we locked, and those our own
+  // stream holds cannot begin while we wait.
+  Status outcome = queued_behind_caller_locked(ticket);
   for (;;) {
-    if (serving_.load(std::memory_order_seq_cst) == ticket) break;
-    outcome = queued_behind_caller_locked(ticket);
+    if (outcome.ok() && serving_.load(std::memory_order_seq_cst) == ticket) break;
     if (outcome.ok()) outcome = stop();
     if (outcome.ok() && deadline.expired()) {
       outcome = Errorf(sclTimeout,

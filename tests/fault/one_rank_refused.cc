@@ -100,6 +100,15 @@ int run_one_rank_refused(bool hosts) {
        [&](sclComm_t c, float* x, float* y) {
          return call_allreduce_with_dtype(x, y, kCount, on(last, 99, int(sclFloat32)), c);
        }},
+      {"an alltoallv with no send counts on one rank", last, "sendcounts",
+       [&, n](sclComm_t c, float* x, float* y) {
+         static std::vector<size_t> counts, displs;
+         counts.assign(size_t(n), kSmall);
+         displs.assign(size_t(n), 0);
+         for (int p = 0; p < n; ++p) displs[size_t(p)] = size_t(p) * kSmall;
+         return sclAlltoAllv(x, on(last, nullptr, counts.data()), displs.data(), y, counts.data(),
+                             displs.data(), sclFloat32, c, nullptr);
+       }},
       {"an alltoall with no input on one rank", last, "sendbuff",
        [&](sclComm_t c, float* x, float* y) {
          return sclAlltoAll(on(last, nullptr, x), y, kSmall, sclFloat32, c, nullptr);
@@ -125,6 +134,14 @@ int run_one_rank_refused(bool hosts) {
   const sclResult_t queued =
       sclBroadcast(a, g_rank == 0 ? a + 3 : a, kCount, sclFloat32, 0, comm, s);
   expect(queued == (g_rank == 0 ? sclInvalidArgument : sclSuccess), "the refusal on a stream");
+  // A refused alltoallv queued too (it carries none of its arrays); the peers' fails in the
+  // same turn, which leaves the stream's first error the broadcast's.
+  std::vector<size_t> ones(size_t(n), 1), displs(size_t(n), 0);
+  for (int p = 0; p < n; ++p) displs[size_t(p)] = size_t(p);
+  const sclResult_t queued_v =
+      sclAlltoAllv(a, g_rank == 0 ? nullptr : ones.data(), displs.data(), b + kCount, ones.data(),
+                   displs.data(), sclFloat32, comm, s);
+  expect(queued_v == (g_rank == 0 ? sclInvalidArgument : sclSuccess), "a refused alltoallv");
   const sclResult_t synced = sclStreamSynchronize(s);
   bool summed = true;
   for (size_t i = 0; i < kCount; ++i) summed = summed && b[i] == float(n * (n + 1) / 2);
@@ -155,6 +172,20 @@ int run_one_rank_refused(bool hosts) {
                  "a group whose call was refused on rank 0");
   }
   check_in_step(comm, a, n, "a refusal in a group");
+  // A group whose first call, refused, is an alltoallv: its share still takes the turn.
+  sclGroupStart();
+  sclAlltoAllv(a, g_rank == 0 ? nullptr : ones.data(), displs.data(), b + kCount, ones.data(),
+               displs.data(), sclFloat32, comm, nullptr);
+  sclAllReduce(b, b, kCount, sclFloat32, sclSum, comm, nullptr);
+  const sclResult_t grouped_v = sclGroupEnd();
+  if (g_rank == 0) {
+    expect_error(grouped_v, sclInvalidArgument, nullptr, "sendcounts",
+                 "a group whose refused first call is an alltoallv");
+  } else {
+    expect_error(grouped_v, sclInvalidUsage, comm, "rank 0 could not take part",
+                 "a group whose alltoallv was refused on rank 0");
+  }
+  check_in_step(comm, a, n, "a refused alltoallv in a group");
 
   sclMemFree(a);
   sclMemFree(b);
