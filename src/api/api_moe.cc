@@ -127,6 +127,20 @@ Status check_dispatch(const MoeObject& m, const sclMoeTokens_t* in, const sclMoe
   return Status::Ok();
 }
 
+// A dispatch or combine refused for its arguments still takes its turn, publishing only that
+// it was refused (moe/dispatch.cc, moe/combine.cc), so that its peers fail the same call rather
+// than pair it with this rank's next one, as a refused collective does (api/submit.h).
+sclResult_t refuse_moe(const MoeObject& m, moe::Kind kind, sclStream_t stream, Status why) {
+  moe::Call call;
+  call.kind = kind;
+  call.plan = m.plan;
+  call.staging = m.staging;
+  call.handle = std::make_shared<moe::Handle>(0);
+  call.refused = why.code();
+  (void)submit(m.comm.get(), stream && find_stream(stream) ? stream : nullptr, call);
+  return refuse(m.comm.get(), std::move(why));
+}
+
 }  // namespace
 
 extern "C" {
@@ -224,18 +238,21 @@ sclResult_t sclMoeDispatch(sclMoe_t moe, const sclMoeTokens_t* in, sclMoeRecv_t*
   std::shared_ptr<MoeObject> m = find_plan(moe);
   if (!m) return report(nullptr, not_live("moe", moe));
   Communicator* c = m->comm.get();
-  if (!handle) return refuse(c, Errorf(sclInvalidArgument, "handle: NULL pointer"));
-  if (stream && !find_stream(stream)) return refuse(c, not_live("stream", stream));
+  const auto refused = [&](Status why) {
+    return refuse_moe(*m, moe::Kind::kDispatch, stream, std::move(why));
+  };
+  if (!handle) return refused(Errorf(sclInvalidArgument, "handle: NULL pointer"));
+  if (stream && !find_stream(stream)) return refused(not_live("stream", stream));
   HandleObject* reuse = nullptr;
   if (*handle) {
     reuse = find_handle(*handle);
     if (!reuse || reuse->owner != m.get()) {
-      return refuse(c, Errorf(sclInvalidArgument,
-                              "*handle: %p is not a live handle of this plan (NULL for a new one)",
-                              (void*)*handle));
+      return refused(Errorf(sclInvalidArgument,
+                            "*handle: %p is not a live handle of this plan (NULL for a new one)",
+                            (void*)*handle));
     }
   }
-  if (Status s = check_dispatch(*m, in, out, reuse); !s.ok()) return refuse(c, s);
+  if (Status s = check_dispatch(*m, in, out, reuse); !s.ok()) return refused(s);
   const moe::Plan& p = *m->plan;
   const size_t tokens = size_t(in->numTokens), k = size_t(p.topk);
   moe::Call call;
@@ -276,32 +293,34 @@ sclResult_t sclMoeCombine(sclMoe_t moe, sclMoeHandle_t handle, const void* exper
   std::shared_ptr<MoeObject> m = find_plan(moe);
   if (!m) return report(nullptr, not_live("moe", moe));
   Communicator* c = m->comm.get();
-  if (stream && !find_stream(stream)) return refuse(c, not_live("stream", stream));
+  const auto refused = [&](Status why) {
+    return refuse_moe(*m, moe::Kind::kCombine, stream, std::move(why));
+  };
+  if (stream && !find_stream(stream)) return refused(not_live("stream", stream));
   HandleObject* h = find_handle(handle);
   if (!h || h->owner != m.get()) {
-    return refuse(c, Errorf(sclInvalidArgument, "handle: %p is not a live handle of this plan",
-                            (void*)handle));
+    return refused(
+        Errorf(sclInvalidArgument, "handle: %p is not a live handle of this plan", (void*)handle));
   }
   const moe::Plan& p = *m->plan;
   const size_t tokens = size_t(h->state->tokens);
   if (!p.expert_major && topkWeights) {
-    return refuse(c, Errorf(sclInvalidArgument,
-                            "topkWeights: token-major combine is unweighted (pass NULL)"));
+    return refused(
+        Errorf(sclInvalidArgument, "topkWeights: token-major combine is unweighted (pass NULL)"));
   }
   // A rank that receives no rows may pass NULL (an empty tensor has no memory): the rows are
   // known once the dispatch completed, and the step checks them (below).
   if (expertOut) {
-    if (Status s = check_buffer("expertOut", expertOut, 1, p.out_type); !s.ok())
-      return refuse(c, s);
+    if (Status s = check_buffer("expertOut", expertOut, 1, p.out_type); !s.ok()) return refused(s);
   }
   if (topkWeights) {
     if (Status s =
             check_buffer("topkWeights", topkWeights, tokens * size_t(p.topk) * 4, sclFloat32);
         !s.ok())
-      return refuse(c, s);
+      return refused(s);
   }
   if (Status s = check_buffer("out", out, tokens * p.out_row_bytes(), p.out_type); !s.ok())
-    return refuse(c, s);
+    return refused(s);
   // The rows expertOut must hold are known once the dispatch completed, which may still be
   // queued on a stream here on one rank and done on another: they are checked in the step
   // (moe/combine.cc), where a rank that cannot take part fails the call on every rank, whatever

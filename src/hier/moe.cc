@@ -139,7 +139,8 @@ Status moe_dispatch(Context& c, const moe::Call& call) {
   const moe::Handle::Made reused = call.reuse ? call.handle->made() : moe::Handle::Made{};
   // A dispatch queued on a stream may have failed there: its handle has no routing.
   const Status own =
-      call.reuse && !reused.routing
+      call.refused != sclSuccess ? Status(call.refused, "refused for its arguments")
+      : call.reuse && !reused.routing
           ? Errorf(sclInvalidUsage, "the dispatch that made the reused handle failed")
           : Status::Ok();
   const Card mine{int32_t(own.code()), call.tokens, p.digest, reused.id};
@@ -240,7 +241,8 @@ Status moe_combine(Context& c, const moe::Call& call) {
   const int me = c.world_rank, n = c.world_ranks;
   const moe::Handle::Made made = call.handle->made();
   const Routing* routing = made.routing.get();
-  Status ready = routing
+  Status ready = call.refused != sclSuccess ? Status(call.refused, "refused for its arguments")
+                 : routing
                      ? moe::check_combine_buffers(p, *routing, call.expert_out.ptr, call.combined,
                                                   size_t(routing->tokens(me)) * p.out_row_bytes())
                      : Errorf(sclInvalidUsage,

@@ -182,7 +182,8 @@ Status combine(CollContext& c, Region<Lines> lines, const Call& call) {
   // been queued on a stream), and the sizes its routing gives the buffers. A failure publishes
   // nothing but its status, and fails in the step, so that every rank fails together instead of
   // reading what is not there, or waiting.
-  Status ready = routing
+  Status ready = call.refused != sclSuccess ? Status(call.refused, "refused for its arguments")
+                 : routing
                      ? check_combine_buffers(p, *routing, call.expert_out.ptr, call.combined,
                                              size_t(routing->tokens(c.rank)) * p.out_row_bytes())
                      : Errorf(sclInvalidUsage,

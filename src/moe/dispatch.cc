@@ -187,6 +187,7 @@ Status dispatch(CollContext& c, Region<Lines> lines, const Call& call) {
     return Status::Ok();
   };
   auto prepare = [&]() -> Status {
+    if (call.refused != sclSuccess) return Status(call.refused, "refused for its arguments");
     if (call.reuse && !reused.routing) {  // its dispatch was queued on a stream and failed there
       return Errorf(sclInvalidUsage, "the dispatch that made the reused handle failed");
     }

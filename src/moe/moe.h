@@ -59,8 +59,9 @@ struct Call {
   std::shared_ptr<Handle> handle;    // dispatch: filled (or reused); combine: followed
   std::shared_ptr<Staging> staging;  // the plan's
   bool reuse = false;                // dispatch with the routing of `handle`
-  // Create: why this rank's configuration was refused (sclSuccess: it was not). A refused
-  // create still takes part, so that the others fail at once, naming this rank.
+  // Why this rank's call was refused for its arguments (sclSuccess: it was not). A refused call
+  // still takes its turn, publishing only that (no buffer, no handle of the caller's), so that
+  // the others fail the same call, naming this rank, rather than pair it with its next one.
   sclResult_t refused = sclSuccess;
   // Dispatch.
   LocalBuffer x, scales, topk, weights;

@@ -247,6 +247,24 @@ int run_moe_mismatch() {
   expect(sclMoeCombine(rig.moe, h2, rig.expert_out, nullptr, rig.combined, nullptr) == sclSuccess,
          "a combine afterwards", sclGetLastError(comm));
 
+  // A dispatch, then a combine, refused for their arguments on one rank only (a NULL handle
+  // pointer; weights passed to a token-major combine): that rank still takes the call's turn,
+  // so the others fail the same call, naming it, and the next dispatch pairs.
+  sclMoeHandle_t h5 = nullptr;
+  const sclResult_t refused_dispatch =
+      sclMoeDispatch(rig.moe, &in, &out, odd ? nullptr : &h5, nullptr);
+  expect_error(refused_dispatch, odd ? sclInvalidArgument : sclInvalidUsage, comm,
+               odd ? "handle" : culprit.c_str(), "a dispatch refused on one rank");
+  rig.dispatch_and_check(comm, "dispatch after one rank's refused dispatch");
+  expect(sclMoeDispatch(rig.moe, &in, &out, &h5, nullptr) == sclSuccess, "dispatch 5");
+  std::vector<float> weights(size_t(kTokens) * kTopk, 1.0f);
+  const sclResult_t refused_combine = sclMoeCombine(
+      rig.moe, h5, rig.expert_out, odd ? weights.data() : nullptr, rig.combined, nullptr);
+  expect_error(refused_combine, odd ? sclInvalidArgument : sclInvalidUsage, comm,
+               odd ? "topkWeights" : culprit.c_str(), "a combine refused on one rank");
+  rig.dispatch_and_check(comm, "dispatch after one rank's refused combine");
+  sclMoeHandleDestroy(h5);
+
   // One rank reuses its handle, the others dispatch afresh.
   sclMoeHandle_t h3 = odd ? h1 : nullptr;
   const sclResult_t r = sclMoeDispatch(rig.moe, &in, &out, &h3, nullptr);
