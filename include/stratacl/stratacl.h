@@ -269,11 +269,12 @@ sclResult_t sclRedOpCreatePreMulSum(sclRedOp_t* op, void* scalar, sclDataType_t 
                                     sclScalarResidence_t residence, sclComm_t comm);
 sclResult_t sclRedOpDestroy(sclRedOp_t op, sclComm_t comm);
 
-/* Collectives. In-place rules follow NCCL. A collective refused for its arguments (a NULL,
- * unaligned or overlapping buffer, a bad dtype, op or root) returns sclInvalidArgument and writes
- * nothing, but still counts as a call every rank makes: it takes its turn, where every peer's call
- * fails with sclInvalidUsage naming this rank, so that where only some ranks' calls are refused
- * the next calls still pair. Across hosts it ends the communicator instead. */
+/* Collectives. In-place rules follow NCCL. A collective (or send, or receive) refused for its
+ * arguments (a NULL, unaligned or overlapping buffer, a bad dtype, op or root) returns
+ * sclInvalidArgument and writes nothing, but still counts as a call every rank (or its peer)
+ * makes: it takes its turn, where the peers' calls fail with sclInvalidUsage naming this rank, so
+ * that where only some ranks' calls are refused the next calls still pair. Across hosts it ends
+ * the communicator instead. */
 sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                          sclRedOp_t op, sclComm_t comm, sclStream_t stream);
 sclResult_t sclBroadcast(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,

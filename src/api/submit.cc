@@ -57,6 +57,9 @@ struct GroupState {
   // The first call of the group that failed its checks: sclGroupEnd returns it and runs none of
   // the group, as NCCL's does, rather than the rest of a group the caller thinks is whole.
   Status failure;
+  // A call was refused without joining a share (refuse()): the shares' sends and receives may
+  // lack their partners' ops, so sclGroupEnd cannot pair them, refused.
+  bool unpaired = false;
   Part& part(Communicator* c, sclStream_t s) {
     for (Part& p : parts) {
       if (p.comm.get() == c && p.stream == s) return p;
@@ -245,9 +248,18 @@ sclResult_t submit(Communicator* c, sclStream_t stream, const moe::Call& call) {
   return queued_result(dispatch(std::move(parts)), queued);
 }
 
-sclResult_t refuse(Communicator* c, Status s) {
+namespace {
+
+sclResult_t keep_failure(Communicator* c, Status s) {
   if (t_group.depth > 0 && t_group.failure.ok()) t_group.failure = s;
   return report(c, std::move(s));
+}
+
+}  // namespace
+
+sclResult_t refuse(Communicator* c, Status s) {
+  if (t_group.depth > 0) t_group.unpaired = true;
+  return keep_failure(c, std::move(s));
 }
 
 namespace {
@@ -259,17 +271,31 @@ Call refusal(Coll coll, sclResult_t why) {
   return call;
 }
 
+// Inside a group, the share a refused call on `c` joins, as its other calls would.
+Part& refused_share(Communicator* c, sclStream_t stream) {
+  bool queued;
+  stream = effective(c, stream, &queued);
+  t_group.queued_nonblocking |= queued;
+  return t_group.part(c, stream);
+}
+
 }  // namespace
 
-sclResult_t refuse_collective(Communicator* c, sclStream_t stream, Coll coll, Status s) {
-  if (t_group.depth > 0) {  // in the share its other calls on `c` would join
-    bool queued;
-    stream = effective(c, stream, &queued);
-    t_group.queued_nonblocking |= queued;
-    t_group.part(c, stream).calls.emplace_back(refusal(coll, s.code()), c->nranks());
-    return refuse(c, std::move(s));
+sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, Coll coll, Status s) {
+  if (t_group.depth > 0) {
+    refused_share(c, stream).calls.emplace_back(refusal(coll, s.code()), c->nranks());
+    return keep_failure(c, std::move(s));
   }
   (void)submit(c, stream, refusal(coll, s.code()));  // its outcome is the refusal's, below
+  return report(c, std::move(s));
+}
+
+sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, const P2POp& op, Status s) {
+  if (t_group.depth > 0) {
+    refused_share(c, stream).p2p.push_back(op);
+    return keep_failure(c, std::move(s));
+  }
+  (void)submit(c, stream, op);
   return report(c, std::move(s));
 }
 
@@ -287,16 +313,27 @@ sclResult_t group_end() {
   t_group.parts.clear();
   const bool queued = t_group.queued_nonblocking;
   t_group.queued_nonblocking = false;
+  const bool unpaired = std::exchange(t_group.unpaired, false);
   if (Status failed = std::exchange(t_group.failure, Status::Ok()); !failed.ok()) {
     // Each communicator's share takes the turn of its first call, refused: the peers fail that
     // call (and skip the rest of their group's share, as after any failure), so the next calls
-    // pair as they should. A share of sends and receives alone has no step to fail.
+    // pair as they should. A share of sends and receives alone pairs each, refused, where every
+    // call of the group joined a share (a receive from any source cannot: its peers' sends wait
+    // for their deadline).
     std::vector<Part> refusals;
     for (const Part& p : parts) {
-      if (p.calls.empty()) continue;
-      refusals.push_back(Part{p.comm, p.stream, {}, {}, {}, {}});
-      refusals.back().calls.emplace_back(refusal(p.calls.front().call.coll, failed.code()),
-                                         p.comm->nranks());
+      Part r{p.comm, p.stream, {}, {}, {}, {}};
+      if (!p.calls.empty()) {
+        r.calls.emplace_back(refusal(p.calls.front().call.coll, failed.code()), p.comm->nranks());
+      } else {
+        for (P2POp op : p.p2p) {
+          if (op.peer == kAnySource) continue;
+          op.refused = failed.code();
+          r.p2p.push_back(op);
+        }
+        if (unpaired || r.p2p.empty()) continue;
+      }
+      refusals.push_back(std::move(r));
     }
     (void)dispatch(std::move(refusals));
     return report(nullptr, Status(failed.code(),

@@ -31,10 +31,12 @@ sclResult_t group_end();
 // A call's error before it was submitted (its arguments): reported, and inside a group kept for
 // sclGroupEnd, which then runs none of the group.
 sclResult_t refuse(Communicator* c, Status s);
-// A collective's error before it was submitted: reported, and it still takes its turn as a step
-// that fails on every rank (Call::refused), so that peers whose own calls passed fail the same
-// call rather than pair it with this rank's next one. Inside a group it is kept as refuse()
-// keeps it, and sclGroupEnd takes the group's turns so.
-sclResult_t refuse_collective(Communicator* c, sclStream_t stream, Coll coll, Status s);
+// A collective's, send's or receive's error before it was submitted: reported, and the call
+// still takes its turn, refused (Call::refused: a step that fails on every rank; P2POp::refused:
+// an op that pairs with its peer's and fails it), so that peers whose own calls passed fail the
+// same call rather than pair it with this rank's next one. Inside a group it is kept as
+// refuse() keeps it, and sclGroupEnd takes the group's turns so.
+sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, Coll coll, Status s);
+sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, const P2POp& op, Status s);
 
 }  // namespace stratacl::api

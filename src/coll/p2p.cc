@@ -89,11 +89,15 @@ Result<bool> Batch::try_post(Pending& s) {
     block_on(op.peer, ack_of(op.peer).acked, s.k - kP2PSlots);
     return false;
   }
-  const size_t bytes = op.count * dtype_size(op.dtype);
-  SCL_ASSIGN_OR_RETURN(RemoteRef ref,
-                       c_.stager.publish_own(Outgoing{op.send, 0, 1, bytes}, &s.staged));
+  RemoteRef ref;
+  if (op.refused == sclSuccess) {
+    const size_t bytes = op.count * dtype_size(op.dtype);
+    SCL_ASSIGN_OR_RETURN(ref, c_.stager.publish_own(Outgoing{op.send, 0, 1, bytes}, &s.staged));
+  }
   P2PChannel& ch = c_.regions.p2p_send.in(c_.me())[peer];
-  ch.slots[(s.k - 1) % kP2PSlots] = P2PSlot{op.count, op.dtype, 0, ref};
+  ch.slots[(s.k - 1) % kP2PSlots] =
+      op.refused == sclSuccess ? P2PSlot{op.count, op.dtype, 0, ref}
+                               : P2PSlot{0, kRefusedSend, int32_t(op.refused), RemoteRef{}};
   c_.signal(ch.posted, s.k);
   s.posted = true;
   return true;
@@ -111,7 +115,11 @@ bool Batch::try_finish_send(Pending& s) {
   }
   const sclResult_t code =
       peer_result(ack.status[(s.k - 1) % kP2PSlots].load(std::memory_order_acquire));
-  if (code != sclSuccess) {
+  if (code == sclInvalidArgument) {  // only a refused receive acknowledges so
+    note(Errorf(sclInvalidUsage,
+                "send #%u to rank %d: its receive was refused for its arguments (see its error)",
+                s.k, op.peer));
+  } else if (code != sclSuccess) {
     note(Errorf(code, "send #%u to rank %d: the receiver reported %s", s.k, op.peer,
                 sclGetErrorString(code)));
   }
@@ -149,7 +157,14 @@ Result<bool> Batch::try_receive(Pending& r) {
   const P2PSlot slot = ch.slots[(r.k - 1) % kP2PSlots];  // a snapshot: the sender may not change it
   const size_t bytes = op.count * dtype_size(op.dtype);
   Status s;
-  if (slot.count != op.count || slot.dtype != op.dtype) {
+  if (op.refused != sclSuccess) {
+    s = Status(sclInvalidArgument, "refused");  // what the sender reads as our refusal
+  } else if (slot.dtype == kRefusedSend) {
+    s = Errorf(sclInvalidUsage,
+               "recv #%u from rank %d: its send was refused for its arguments (%s; see its "
+               "error)",
+               r.k, r.peer, sclGetErrorString(peer_result(slot.reserved)));
+  } else if (slot.count != op.count || slot.dtype != op.dtype) {
     s = Errorf(sclInvalidUsage,
                "recv #%u from rank %d: rank %d sends %llu elements of dtype %d, rank %d expects "
                "%zu of dtype %d",
@@ -210,7 +225,11 @@ Status Batch::run() {
 }  // namespace
 
 Status run_p2p(CollContext& c, P2PState& st, std::span<const P2POp> ops) {
-  return Batch(c, st, ops).run();
+  const Status s = Batch(c, st, ops).run();
+  // A batch of refused ops only: each was reported when it was made.
+  for (const P2POp& op : ops)
+    if (op.refused == sclSuccess) return s;
+  return is_fatal(s) ? s : Status::Ok();
 }
 
 }  // namespace stratacl

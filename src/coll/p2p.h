@@ -17,10 +17,11 @@ constexpr int kP2PSlots = 8;
 // Sender side, one per peer: the sends posted to that peer so far, and their descriptors.
 struct P2PSlot {
   uint64_t count;
-  int32_t dtype;
+  int32_t dtype;  // kRefusedSend: the send was refused for its arguments (no buffer)
   int32_t reserved;
   RemoteRef ref;
 };
+constexpr int32_t kRefusedSend = -1;
 struct P2PChannel {
   Flag posted;
   P2PSlot slots[kP2PSlots];
@@ -45,6 +46,11 @@ struct P2POp {
   char* recv = nullptr;
   size_t count = 0;
   sclDataType_t dtype = sclUint8;
+  // Refused on this rank for its arguments (why; sclSuccess: not refused). It still pairs with
+  // its peer's op, carrying nothing: a refused send posts a slot its receiver fails on, a
+  // refused receive acknowledges its sender's slot with sclInvalidArgument, read as "refused".
+  // So the peer fails the same op instead of pairing it with this rank's next one.
+  sclResult_t refused = sclSuccess;
 };
 
 // Per-communicator counters: sends posted to, and receives completed from, each peer.

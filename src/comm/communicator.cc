@@ -45,19 +45,22 @@ Status Communicator::finish_call(Status s) {
   return s;
 }
 
+Status Communicator::end_for_refusal(const char* what, sclResult_t why) {
+  // Across hosts the peers' rail operations have the shape of a call this rank cannot know:
+  // they fail at once through the revocation, naming this rank, rather than pair with its next
+  // call.
+  revoke(Errorf(sclInvalidUsage,
+                "rank %d: its %s was refused for its arguments (%s), which ends a communicator "
+                "across hosts",
+                world_rank_, what, sclGetErrorString(why))
+             .with_culprit(ctx_.rank));
+  return Status::Ok();
+}
+
 Status Communicator::run(uint32_t ticket, const Call& call) {
   return in_turn(ticket, coll_name(call.coll), [&] {
     if (call.refused != sclSuccess) {
-      if (!rail_) return run_refused(ctx_, call);
-      // Across hosts the peers' rail operations have the shape of a call this rank cannot know:
-      // they fail at once through the revocation, naming this rank, rather than pair with its
-      // next call.
-      revoke(Errorf(sclInvalidUsage,
-                    "rank %d: its %s was refused for its arguments (%s), which ends a "
-                    "communicator across hosts",
-                    world_rank_, coll_name(call.coll), sclGetErrorString(call.refused))
-                 .with_culprit(ctx_.rank));
-      return Status::Ok();
+      return rail_ ? end_for_refusal(coll_name(call.coll), call.refused) : run_refused(ctx_, call);
     }
     PremulInput input;  // freed after the call, which every peer has read by then
     Call c;
@@ -72,6 +75,8 @@ Status Communicator::run(uint32_t ticket, const Call& call) {
 Status Communicator::run_p2p(uint32_t ticket, std::span<const P2POp> ops) {
   return in_turn(ticket, "send/recv", [&] {
     if (!rail_) return stratacl::run_p2p(ctx_, p2p_, ops);
+    for (const P2POp& op : ops)
+      if (op.refused != sclSuccess) return end_for_refusal("send or receive", op.refused);
     hier::Context hc = across_hosts();
     return hier::p2p(hc, p2p_, ops);
   });

@@ -138,6 +138,8 @@ class Communicator : public sclComm {
   Status usable(int waiting_on = -1) const;
   // Revokes the communicator here, and tells the other hosts through the heartbeat.
   void revoke(const Status& why);
+  // Across hosts, a call refused for its arguments (`what`, `why`) ends the communicator.
+  Status end_for_refusal(const char* what, sclResult_t why);
   Status allocate_blocks(int nranks);
   // A split's or shrink's child gets `config` resolved, or ours when it is null.
   Status configure_child(Communicator& child, const sclConfig_t* config) const;

@@ -46,6 +46,56 @@ struct Case {
   bool and_above = false;
 };
 
+// Between ranks 0 and 1: a send refused at its sender, a receive refused at its receiver, and a
+// group of both refused on rank 0 each fail the peer's op; then a correct exchange pairs, every
+// element checked.
+void point_to_point(sclComm_t comm, float* a, float* b) {
+  const auto exchange_checks = [&](const std::string& after) {
+    for (size_t i = 0; i < kCount; ++i) a[i] = float(g_rank * 1000 + int(i % 100));
+    const int peer = 1 - g_rank;
+    sclGroupStart();
+    sclSend(a, kCount, sclFloat32, peer, comm, nullptr);
+    sclRecv(b, kCount, sclFloat32, peer, comm, nullptr);
+    bool right = sclGroupEnd() == sclSuccess;
+    for (size_t i = 0; i < kCount && right; ++i) right = b[i] == float(peer * 1000 + int(i % 100));
+    expect(right, ("an exchange after " + after).c_str(), sclGetLastError(comm));
+  };
+  if (g_rank > 1) return;
+  // A send with no buffer.
+  const sclResult_t sent = g_rank == 0 ? sclSend(nullptr, kCount, sclFloat32, 1, comm, nullptr)
+                                       : sclRecv(b, kCount, sclFloat32, 0, comm, nullptr);
+  if (g_rank == 0) {
+    expect_error(sent, sclInvalidArgument, comm, "sendbuff", "a refused send");
+  } else {
+    expect_error(sent, sclInvalidUsage, comm, "its send was refused",
+                 "a receive of a refused send");
+  }
+  exchange_checks("a refused send");
+  // A receive into an unaligned buffer.
+  float* odd = reinterpret_cast<float*>(reinterpret_cast<char*>(b) + 1);
+  const sclResult_t received = g_rank == 1 ? sclRecv(odd, kCount, sclFloat32, 0, comm, nullptr)
+                                           : sclSend(a, kCount, sclFloat32, 1, comm, nullptr);
+  if (g_rank == 1) {
+    expect_error(received, sclInvalidArgument, comm, "aligned", "a refused receive");
+  } else {
+    expect_error(received, sclInvalidUsage, comm, "its receive was refused",
+                 "a send to a refused receive");
+  }
+  exchange_checks("a refused receive");
+  // A group of a send and a receive, one of them refused on rank 0.
+  sclGroupStart();
+  sclSend(g_rank == 0 ? nullptr : a, kCount, sclFloat32, 1 - g_rank, comm, nullptr);
+  sclRecv(b, kCount, sclFloat32, 1 - g_rank, comm, nullptr);
+  const sclResult_t grouped = sclGroupEnd();
+  if (g_rank == 0) {
+    expect_error(grouped, sclInvalidArgument, nullptr, "none of the group's calls ran",
+                 "a group of sends and receives with a refused send");
+  } else {
+    expect_error(grouped, sclInvalidUsage, comm, "refused", "a group whose peer's was refused");
+  }
+  exchange_checks("a refused group of sends and receives");
+}
+
 // Across hosts the refused rank cannot take part in rail operations whose shape only its peers
 // know: it revokes the communicator, and every rank fails the call and the next one, none
 // paired with another's.
@@ -186,6 +236,9 @@ int run_one_rank_refused(bool hosts) {
                  "a group whose alltoallv was refused on rank 0");
   }
   check_in_step(comm, a, n, "a refused alltoallv in a group");
+
+  if (n >= 2) point_to_point(comm, a, b);
+  check_in_step(comm, a, n, "refused sends and receives");
 
   sclMemFree(a);
   sclMemFree(b);
