@@ -269,12 +269,15 @@ sclResult_t sclRedOpCreatePreMulSum(sclRedOp_t* op, void* scalar, sclDataType_t 
                                     sclScalarResidence_t residence, sclComm_t comm);
 sclResult_t sclRedOpDestroy(sclRedOp_t op, sclComm_t comm);
 
-/* Collectives. In-place rules follow NCCL. A collective (or send, or receive) refused for its
- * arguments (a NULL, unaligned or overlapping buffer, a bad dtype, op or root) returns
- * sclInvalidArgument and writes nothing, but still counts as a call every rank (or its peer)
- * makes: it takes its turn, where the peers' calls fail with sclInvalidUsage naming this rank, so
- * that where only some ranks' calls are refused the next calls still pair. Across hosts it ends
- * the communicator instead. */
+/* Collectives. In-place rules follow NCCL. A collective, send, receive or MoE dispatch or
+ * combine refused for its arguments (a NULL, unaligned or overlapping buffer, a bad dtype, op or
+ * root) returns sclInvalidArgument and writes nothing, but still counts as a call every rank (or
+ * its peer) makes: it takes its turn, waiting for the peers as the call would have, and their
+ * calls fail with sclInvalidUsage naming this rank, so that where only some ranks' calls are
+ * refused the next calls still pair. Not so for calls with no peer to pair with (a communicator
+ * or stream that is not live, a peer out of range, sclRecvAny, a send to this rank outside a
+ * group): those are only refused. Across hosts a refused collective, send or receive ends the
+ * communicator instead. */
 sclResult_t sclAllReduce(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,
                          sclRedOp_t op, sclComm_t comm, sclStream_t stream);
 sclResult_t sclBroadcast(const void* sendbuff, void* recvbuff, size_t count, sclDataType_t datatype,

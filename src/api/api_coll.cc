@@ -30,8 +30,8 @@ struct Entry {
 };
 
 // What a call refused for its arguments on a live communicator still takes part as
-// (refuse_taking_part()): a collective of its kind, or a send or receive to a peer in range
-// other than this rank; else nothing (it is only reported).
+// (refuse_taking_part()): a collective of its kind, or a send or receive to a peer in range;
+// else nothing (it is only reported).
 struct Refusal {
   std::optional<Coll> coll;
   bool is_send = false;
@@ -49,7 +49,7 @@ sclResult_t enter(sclComm_t c, sclStream_t s, const sclDataType_t& t, const Refu
   if (!comm) return refuse(nullptr, not_live(c));
   const auto refused = [&](Status why) {
     if (as.coll) return refuse_taking_part(comm, s, *as.coll, std::move(why));
-    if (as.peer >= 0 && as.peer < comm->nranks() && as.peer != comm->rank()) {
+    if (as.peer >= 0 && as.peer < comm->nranks()) {
       P2POp op;
       op.is_send = as.is_send;
       op.peer = as.peer;

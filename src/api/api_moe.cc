@@ -137,8 +137,9 @@ sclResult_t refuse_moe(const MoeObject& m, moe::Kind kind, sclStream_t stream, S
   call.staging = m.staging;
   call.handle = std::make_shared<moe::Handle>(0);
   call.refused = why.code();
-  (void)submit(m.comm.get(), stream && find_stream(stream) ? stream : nullptr, call);
-  return refuse(m.comm.get(), std::move(why));
+  Communicator* c = m.comm.get();
+  return after_turn(c, submit(c, stream && find_stream(stream) ? stream : nullptr, call),
+                    std::move(why));
 }
 
 }  // namespace

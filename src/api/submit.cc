@@ -281,13 +281,18 @@ Part& refused_share(Communicator* c, sclStream_t stream) {
 
 }  // namespace
 
+sclResult_t after_turn(Communicator* c, sclResult_t turn, Status why) {
+  const bool fatal = turn == sclTimeout || turn == sclRemoteError || turn == sclSystemError ||
+                     turn == sclInternalError;
+  return fatal ? turn : report(c, std::move(why));
+}
+
 sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, Coll coll, Status s) {
   if (t_group.depth > 0) {
     refused_share(c, stream).calls.emplace_back(refusal(coll, s.code()), c->nranks());
     return keep_failure(c, std::move(s));
   }
-  (void)submit(c, stream, refusal(coll, s.code()));  // its outcome is the refusal's, below
-  return report(c, std::move(s));
+  return after_turn(c, submit(c, stream, refusal(coll, s.code())), std::move(s));
 }
 
 sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, const P2POp& op, Status s) {
@@ -295,8 +300,9 @@ sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, const P2POp&
     refused_share(c, stream).p2p.push_back(op);
     return keep_failure(c, std::move(s));
   }
-  (void)submit(c, stream, op);
-  return report(c, std::move(s));
+  // A send to this rank outside a group has no partner to pair with (submit() refuses it).
+  if (op.peer == c->rank()) return refuse(c, std::move(s));
+  return after_turn(c, submit(c, stream, op), std::move(s));
 }
 
 sclResult_t group_start() {

@@ -34,9 +34,15 @@ sclResult_t refuse(Communicator* c, Status s);
 // A collective's, send's or receive's error before it was submitted: reported, and the call
 // still takes its turn, refused (Call::refused: a step that fails on every rank; P2POp::refused:
 // an op that pairs with its peer's and fails it), so that peers whose own calls passed fail the
-// same call rather than pair it with this rank's next one. Inside a group it is kept as
-// refuse() keeps it, and sclGroupEnd takes the group's turns so.
+// same call rather than pair it with this rank's next one. Its turn waits for its peers as the
+// call would have; where that turn ends the communicator (a partner that never comes), the
+// caller gets that error instead. Inside a group it is kept as refuse() keeps it, and
+// sclGroupEnd takes the group's turns so.
 sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, Coll coll, Status s);
+// What the caller of a refused call hears once the refusal took its turn (`turn`, submit()'s
+// result): that turn's error where it ended the communicator (a partner that never came, a
+// peer that died), else the refusal `why`.
+sclResult_t after_turn(Communicator* c, sclResult_t turn, Status why);
 sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, const P2POp& op, Status s);
 
 }  // namespace stratacl::api

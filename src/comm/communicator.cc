@@ -83,10 +83,18 @@ Status Communicator::run_p2p(uint32_t ticket, std::span<const P2POp> ops) {
 }
 
 Status Communicator::run_moe(uint32_t ticket, const moe::Call& call) {
-  return in_turn(ticket, moe::call_name(call.kind), [&] {
-    if (!rail_) return moe::run(ctx_, layout_.moe, call);
-    hier::Context hc = across_hosts();
-    return hier::run_moe(hc, call);
+  return in_turn(ticket, moe::call_name(call.kind), [&]() -> Status {
+    Status s;
+    if (!rail_) {
+      s = moe::run(ctx_, layout_.moe, call);
+    } else {
+      hier::Context hc = across_hosts();
+      s = hier::run_moe(hc, call);
+    }
+    // A refused dispatch or combine was reported when it was made (a refused create reports
+    // its own error from the step).
+    const bool refused = call.refused != sclSuccess && call.kind != moe::Kind::kCreate;
+    return refused && !is_fatal(s) ? Status::Ok() : s;
   });
 }
 

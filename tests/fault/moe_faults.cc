@@ -263,6 +263,26 @@ int run_moe_mismatch() {
   expect_error(refused_combine, odd ? sclInvalidArgument : sclInvalidUsage, comm,
                odd ? "topkWeights" : culprit.c_str(), "a combine refused on one rank");
   rig.dispatch_and_check(comm, "dispatch after one rank's refused combine");
+  // A dispatch that reuses h5 on every rank but one, whose call is refused: the others still
+  // name that rank (its refused step's signature is no call's).
+  sclMoeHandle_t h6 = h5;
+  expect_error(sclMoeDispatch(rig.moe, &in, &out, odd ? nullptr : &h6, nullptr),
+               odd ? sclInvalidArgument : sclInvalidUsage, comm, odd ? "handle" : culprit.c_str(),
+               "a reusing dispatch refused on one rank");
+  rig.dispatch_and_check(comm, "dispatch after one rank's refused reusing dispatch");
+  // On a stream: the refused rank's stream has no error of its own (it heard it at the call),
+  // the others' synchronisation fails.
+  sclStream_t queue = nullptr;
+  sclStreamCreate(&queue);
+  expect_error(sclMoeCombine(rig.moe, h5, rig.expert_out, odd ? weights.data() : nullptr,
+                             rig.combined, queue),
+               odd ? sclInvalidArgument : sclSuccess, comm, odd ? "topkWeights" : nullptr,
+               "a combine refused on one rank, queued");
+  const sclResult_t queued = sclStreamSynchronize(queue);
+  expect(queued == (odd || n == 1 ? sclSuccess : sclInvalidUsage),
+         "the queued combine fails on the others only", sclGetLastError(comm));
+  sclStreamDestroy(queue);
+  rig.dispatch_and_check(comm, "dispatch after one rank's refused queued combine");
   sclMoeHandleDestroy(h5);
 
   // One rank reuses its handle, the others dispatch afresh.

@@ -50,14 +50,19 @@ struct Case {
 // group of both refused on rank 0 each fail the peer's op; then a correct exchange pairs, every
 // element checked.
 void point_to_point(sclComm_t comm, float* a, float* b) {
+  int exchanges = 0;  // each exchange's data differ, so a pairing with another shows
   const auto exchange_checks = [&](const std::string& after) {
-    for (size_t i = 0; i < kCount; ++i) a[i] = float(g_rank * 1000 + int(i % 100));
+    ++exchanges;
+    const auto value = [&](int rank, size_t i) {
+      return float(exchanges * 10000 + rank * 1000 + int(i % 100));
+    };
+    for (size_t i = 0; i < kCount; ++i) a[i] = value(g_rank, i);
     const int peer = 1 - g_rank;
     sclGroupStart();
     sclSend(a, kCount, sclFloat32, peer, comm, nullptr);
     sclRecv(b, kCount, sclFloat32, peer, comm, nullptr);
     bool right = sclGroupEnd() == sclSuccess;
-    for (size_t i = 0; i < kCount && right; ++i) right = b[i] == float(peer * 1000 + int(i % 100));
+    for (size_t i = 0; i < kCount && right; ++i) right = b[i] == value(peer, i);
     expect(right, ("an exchange after " + after).c_str(), sclGetLastError(comm));
   };
   if (g_rank > 1) return;
