@@ -9,6 +9,7 @@
 
 #include "api/handles.h"
 #include "api/nonblocking.h"
+#include "coll/step.h"
 
 namespace stratacl::api {
 namespace {
@@ -282,9 +283,7 @@ Part& refused_share(Communicator* c, sclStream_t stream) {
 }  // namespace
 
 sclResult_t after_turn(Communicator* c, sclResult_t turn, Status why) {
-  const bool fatal = turn == sclTimeout || turn == sclRemoteError || turn == sclSystemError ||
-                     turn == sclInternalError;
-  return fatal ? turn : report(c, std::move(why));
+  return is_fatal(Status(turn, "")) ? turn : report(c, std::move(why));
 }
 
 sclResult_t refuse_taking_part(Communicator* c, sclStream_t stream, Coll coll, Status s) {

@@ -68,9 +68,8 @@ Status run_collective(CollContext& c, const Call& call) {
 Status run_refused(CollContext& c, const Call& call) {
   CallDesc d;
   d.sig.coll = uint32_t(call.coll);
-  d.sig.op = call.refused;
   d.sig.round_bytes = c.round_bytes;
-  d.sig.runs = kRefusedRuns;
+  sign_refused(d.sig, call.refused);
   // Reached only where every rank's call was refused: each has reported its own error.
   const Status s = run_step(c, d, [&](const std::vector<CallDesc>&) {
     return Errorf(sclInvalidUsage, "%s: refused on every rank", c.where().c_str());

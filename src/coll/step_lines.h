@@ -26,6 +26,11 @@ struct CallSig {
 // CallSig::runs of a call refused on its rank for its arguments (run_refused(), coll/algorithms.h):
 // no call's signature has it, so every peer's call fails at that step.
 constexpr uint32_t kRefusedRuns = ~uint32_t(0);
+// Signs `sig` as a call refused for `why` (an sclResult_t), which step_mismatch() reads back.
+inline void sign_refused(CallSig& sig, int32_t why) {
+  sig.op = why;
+  sig.runs = kRefusedRuns;
+}
 
 // What a rank publishes for one step: its signature and the buffers its peers may read.
 struct alignas(64) CallDesc {

@@ -42,10 +42,8 @@ CallDesc step_desc(const CollContext& c, const Call& call) {
   }
   d.sig.root = call.reuse ? 1 : 0;
   d.sig.round_bytes = c.round_bytes;
-  if (call.refused != sclSuccess && call.kind != Kind::kCreate) {
-    d.sig.op = call.refused;  // as run_refused() signs a refused collective: no call matches
-    d.sig.runs = kRefusedRuns;
-  }
+  // As run_refused() signs a refused collective: no call matches.
+  if (call.refused != sclSuccess && call.kind != Kind::kCreate) sign_refused(d.sig, call.refused);
   return d;
 }
 
